@@ -1,0 +1,127 @@
+"""The course's one figure style: colour-blind-safe colours (plain and residual always the
+same two), readable sizes, opaque backgrounds, and honest log axes when values under- or
+overflow. Figures are plain ``matplotlib.figure.Figure`` objects (no pyplot state), shown
+as PNG so stored notebook outputs stay small and stable."""
+from __future__ import annotations
+
+import io
+
+import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
+
+from .validation import check_float, check_int
+
+# Okabe-Ito palette (Okabe & Ito 2008), safe for the common colour-vision deficiencies.
+PLAIN_COLOR = "#D55E00"  # vermillion: every plain (no skip path) curve in the course
+RESIDUAL_COLOR = "#0072B2"  # blue: every residual curve in the course
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
+
+# Where a log axis stops: float64 reaches about 1e-308 and 1e308; we clip a little inside.
+LOG_FLOOR = 1e-300
+LOG_CEILING = 1e300
+
+HOUSE_STYLE = {
+    "figure.facecolor": "white",
+    "axes.facecolor": "white",
+    "savefig.facecolor": "white",
+    "figure.dpi": 100,
+    "savefig.dpi": 100,
+    "font.size": 11,
+    "axes.titlesize": 12,
+    "axes.labelsize": 11,
+    "legend.fontsize": 10,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.prop_cycle": matplotlib.cycler(color=list(PALETTE)),
+    "lines.linewidth": 2.0,
+}
+
+
+def use_house_style() -> None:
+    """Apply the course style to every later figure (called once on import)."""
+    matplotlib.rcParams.update(HOUSE_STYLE)
+
+
+use_house_style()
+
+
+def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 7.0, height: float = 4.0):
+    """Return ``(fig, axes)``: a figure outside pyplot (so nothing leaks between widget
+    redraws) with ``nrows x ncols`` axes; ``axes`` is one Axes when both are 1."""
+    nrows = check_int("nrows", nrows, minimum=1, maximum=6)
+    ncols = check_int("ncols", ncols, minimum=1, maximum=6)
+    width = check_float("width", width, minimum=1, maximum=30)
+    height = check_float("height", height, minimum=1, maximum=30)
+    fig = Figure(figsize=(width, height), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=True)
+    return fig, axes
+
+
+def figure_png(fig: Figure) -> bytes:
+    """Render ``fig`` to PNG bytes (what the notebook stores and the browser shows)."""
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def show(fig: Figure) -> None:
+    """Display ``fig`` as a PNG in the notebook (works without pyplot's inline backend)."""
+    from IPython.display import Image, display
+
+    display(Image(data=figure_png(fig), format="png"))
+
+
+def log_safe(values, *, floor: float = LOG_FLOOR, ceiling: float = LOG_CEILING):
+    """Prepare positive magnitudes for a log axis without lying about them.
+
+    Returns ``(clipped, underflow, overflow)``: values below ``floor`` (including exact
+    zeros from underflow) are raised to ``floor``, values above ``ceiling`` or infinite are
+    lowered to ``ceiling``, and the two boolean masks say which points were moved, so a
+    plot can mark them. NaN stays NaN (and is not drawn).
+    """
+    floor = check_float("floor", floor, minimum=0.0)
+    ceiling = check_float("ceiling", ceiling)
+    if not floor < ceiling:
+        raise ValueError(f"floor must be below ceiling, got floor={floor}, ceiling={ceiling}")
+    array = np.abs(np.asarray(values, dtype=np.float64))
+    with np.errstate(invalid="ignore"):
+        underflow = array < floor
+        overflow = array > ceiling  # inf counts as overflow
+    clipped = np.where(underflow, floor, np.where(overflow, ceiling, array))
+    return clipped, underflow, overflow
+
+
+def plot_log_safe(ax, x, values, *, color: str, label: str, **line_kwargs) -> tuple[int, int]:
+    """Draw ``|values|`` against ``x`` on ``ax`` with a log y axis, marking clipped points:
+    an open triangle down where the value underflowed, up where it overflowed. Returns
+    the number of underflowed and overflowed points, so a caption can say so."""
+    clipped, underflow, overflow = log_safe(values)
+    x = np.asarray(x)
+    if x.shape != clipped.shape:
+        raise ValueError(f"x and values must have the same shape, got {x.shape} and {clipped.shape}")
+    ax.plot(x, clipped, color=color, label=label, **line_kwargs)
+    if underflow.any():
+        ax.plot(x[underflow], clipped[underflow], "v", color=color, mfc="none", ms=7,
+                label=f"{label}: below {LOG_FLOOR:.0e} (underflow)")
+    if overflow.any():
+        ax.plot(x[overflow], clipped[overflow], "^", color=color, mfc="none", ms=7,
+                label=f"{label}: above {LOG_CEILING:.0e} or inf (overflow)")
+    ax.set_yscale("log")
+    return int(underflow.sum()), int(overflow.sum())
+
+
+def render(draw, *, width: float = 7.0, height: float = 4.0, **params) -> str | None:
+    """Draw one picture with ``draw(fig, **params)``, show it, print the text it returns,
+    and return that text: the static picture of a widget's default state."""
+    fig = Figure(figsize=(check_float("width", width, minimum=1), check_float("height", height, minimum=1)),
+                 layout="constrained")
+    text = draw(fig, **params)
+    show(fig)
+    if text:
+        print(text)
+    return text

@@ -1,0 +1,75 @@
+"""The one way the course wires controls to a picture: a plain, tested function
+``draw(fig, **values) -> text`` redrawn into an ``Output`` whenever a control moves.
+
+The widget only wires; all computing lives in the function, which notebooks also call
+once directly (``plotting.render``) for the static picture of the default state.
+"""
+from __future__ import annotations
+
+import time
+
+import ipywidgets as widgets
+from IPython.display import clear_output, display
+from matplotlib.figure import Figure
+
+from . import plotting
+
+BUSY = "⏳ computing…"
+
+
+class LivePlot:
+    """Controls on top, a status line, then the picture and its text.
+
+    ``controls`` maps each keyword of ``draw`` to an ipywidgets value widget. Moving any
+    control redraws at once (set ``continuous_update=False`` on sliders of slow
+    functions). ``last_seconds`` holds how long the last redraw took, for benchmarks.
+    """
+
+    def __init__(self, draw, controls: dict, *, width: float = 7.0, height: float = 4.0):
+        if not callable(draw):
+            raise TypeError(f"draw must be a function draw(fig, **values), got {type(draw).__name__}")
+        if not isinstance(controls, dict) or not controls:
+            raise TypeError("controls must be a non-empty dict mapping draw's keywords to widgets")
+        for name, control in controls.items():
+            if not isinstance(control, widgets.ValueWidget):
+                raise TypeError(f"controls[{name!r}] must be an ipywidgets value widget, got {type(control).__name__}")
+        self.draw = draw
+        self.controls = controls
+        self.figure = Figure(figsize=(width, height), layout="constrained")
+        self.output = widgets.Output()
+        self.status = widgets.HTML(value="")
+        self.text = None
+        self.last_seconds = None
+        for control in controls.values():
+            control.observe(self._on_change, names="value")
+        self.widget = widgets.VBox([widgets.HBox(list(controls.values()),
+                                                 layout=widgets.Layout(flex_flow="row wrap")),
+                                    self.status, self.output])
+        self.update()
+
+    def values(self) -> dict:
+        """The current value of every control, by keyword."""
+        return {name: control.value for name, control in self.controls.items()}
+
+    def update(self) -> None:
+        """Recompute and redraw with the current values, showing a busy state meanwhile."""
+        self.status.value = BUSY
+        start = time.perf_counter()
+        self.figure.clear()
+        self.text = self.draw(self.figure, **self.values())
+        png = plotting.figure_png(self.figure)
+        with self.output:
+            clear_output(wait=True)
+            from IPython.display import Image
+
+            display(Image(data=png, format="png"))
+            if self.text:
+                print(self.text)
+        self.last_seconds = time.perf_counter() - start
+        self.status.value = ""
+
+    def _on_change(self, _change) -> None:
+        self.update()
+
+    def _ipython_display_(self) -> None:
+        display(self.widget)
