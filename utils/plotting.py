@@ -17,9 +17,10 @@ PLAIN_COLOR = "#D55E00"  # vermillion: every plain (no skip path) curve in the c
 RESIDUAL_COLOR = "#0072B2"  # blue: every residual curve in the course
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
 
-# Where a log axis stops: float64 reaches about 1e-308 and 1e308; we clip a little inside.
-LOG_FLOOR = 1e-300
-LOG_CEILING = 1e300
+# Where a log axis stops. float64 reaches about 1e-308 and 1e308; we clip well inside,
+# because matplotlib pads a log axis by 5% of its decades and would itself overflow.
+LOG_FLOOR = 1e-200
+LOG_CEILING = 1e200
 
 HOUSE_STYLE = {
     "figure.facecolor": "white",
@@ -107,21 +108,21 @@ def plot_log_safe(ax, x, values, *, color: str, label: str, **line_kwargs) -> tu
     ax.plot(x, clipped, color=color, label=label, **line_kwargs)
     if underflow.any():
         ax.plot(x[underflow], clipped[underflow], "v", color=color, mfc="none", ms=7,
-                label=f"{label}: below {LOG_FLOOR:.0e} (underflow)")
+                label=f"{label}: below {LOG_FLOOR:.0e} or 0 (underflow), clipped")
     if overflow.any():
         ax.plot(x[overflow], clipped[overflow], "^", color=color, mfc="none", ms=7,
-                label=f"{label}: above {LOG_CEILING:.0e} or inf (overflow)")
+                label=f"{label}: above {LOG_CEILING:.0e} or inf (overflow), clipped")
     ax.set_yscale("log")
     return int(underflow.sum()), int(overflow.sum())
 
 
-def render(draw, *, width: float = 7.0, height: float = 4.0, **params) -> str | None:
-    """Draw one picture with ``draw(fig, **params)``, show it, print the text it returns,
-    and return that text: the static picture of a widget's default state."""
+def render(draw, *, width: float = 7.0, height: float = 4.0, **params) -> None:
+    """Draw one picture with ``draw(fig, **params)``, show it and print the text it
+    returns: the static picture of a widget's default state. Returns None, so a notebook
+    cell ending in it stores nothing extra (nbval ignores a trailing ``;``)."""
     fig = Figure(figsize=(check_float("width", width, minimum=1), check_float("height", height, minimum=1)),
                  layout="constrained")
     text = draw(fig, **params)
     show(fig)
     if text:
         print(text)
-    return text

@@ -7,6 +7,7 @@ once directly (``plotting.render``) for the static picture of the default state.
 from __future__ import annotations
 
 import time
+import weakref
 
 import ipywidgets as widgets
 from IPython.display import clear_output, display
@@ -22,8 +23,11 @@ class LivePlot:
 
     ``controls`` maps each keyword of ``draw`` to an ipywidgets value widget. Moving any
     control redraws at once (set ``continuous_update=False`` on sliders of slow
-    functions). ``last_seconds`` holds how long the last redraw took, for benchmarks.
+    functions). ``last_seconds`` holds how long the last redraw took, and
+    ``LivePlot.instances`` every live panel of the kernel, so a benchmark can drive them.
     """
+
+    instances: "weakref.WeakSet[LivePlot]" = weakref.WeakSet()
 
     def __init__(self, draw, controls: dict, *, width: float = 7.0, height: float = 4.0):
         if not callable(draw):
@@ -45,6 +49,7 @@ class LivePlot:
         self.widget = widgets.VBox([widgets.HBox(list(controls.values()),
                                                  layout=widgets.Layout(flex_flow="row wrap")),
                                     self.status, self.output])
+        LivePlot.instances.add(self)
         self.update()
 
     def values(self) -> dict:

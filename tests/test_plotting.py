@@ -1,0 +1,72 @@
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+from utils import plotting
+
+
+def test_plain_and_residual_colours_are_distinct_palette_colours():
+    assert plotting.PLAIN_COLOR != plotting.RESIDUAL_COLOR
+    assert {plotting.PLAIN_COLOR, plotting.RESIDUAL_COLOR} <= set(plotting.PALETTE)
+
+
+def test_new_figure_shapes():
+    fig, ax = plotting.new_figure()
+    assert isinstance(fig, Figure) and len(fig.axes) == 1 and ax is fig.axes[0]
+    fig, axes = plotting.new_figure(2, 3, width=9, height=5)
+    assert axes.shape == (2, 3)
+    assert tuple(fig.get_size_inches()) == (9.0, 5.0)
+    with pytest.raises(ValueError, match="nrows must be at least 1"):
+        plotting.new_figure(0)
+    with pytest.raises(TypeError, match="ncols must be a whole number"):
+        plotting.new_figure(1, 1.5)
+
+
+def test_figure_png_is_a_png_of_the_figure_size():
+    fig, ax = plotting.new_figure(width=3, height=2)
+    ax.plot([0, 1], [0, 1])
+    png = plotting.figure_png(fig)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert (width, height) == (300, 200)  # 100 dpi
+    with pytest.raises(TypeError, match="fig must be a matplotlib Figure"):
+        plotting.figure_png("not a figure")
+
+
+def test_log_safe_clips_and_reports_under_and_overflow():
+    clipped, under, over = plotting.log_safe([0.0, 1e-320, 0.5, -2.0, np.inf, 1e300, np.nan])
+    assert clipped[0] == plotting.LOG_FLOOR and clipped[1] == plotting.LOG_FLOOR
+    assert clipped[2] == 0.5 and clipped[3] == 2.0  # magnitudes
+    assert clipped[4] == plotting.LOG_CEILING and clipped[5] == plotting.LOG_CEILING
+    assert np.isnan(clipped[6])
+    assert under.tolist() == [True, True, False, False, False, False, False]
+    assert over.tolist() == [False, False, False, False, True, True, False]
+    with pytest.raises(ValueError, match="floor must be below ceiling"):
+        plotting.log_safe([1.0], floor=2.0, ceiling=1.0)
+
+
+@pytest.mark.filterwarnings("error")
+def test_plot_log_safe_marks_clipped_points_in_the_legend():
+    fig, ax = plotting.new_figure()
+    depth = np.arange(1, 5)
+    counts = plotting.plot_log_safe(ax, depth, [1.0, 1e-200, 0.0, np.inf], color=plotting.PLAIN_COLOR, label="plain")
+    assert counts == (1, 1)
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert labels[0] == "plain" and any("underflow" in l for l in labels) and any("overflow" in l for l in labels)
+    assert ax.get_yscale() == "log"
+    plotting.figure_png(fig)  # drawing the clipped extremes warns about nothing
+    with pytest.raises(ValueError, match="same shape"):
+        plotting.plot_log_safe(ax, depth, [1.0, 2.0], color="k", label="x")
+
+
+def test_render_draws_shows_and_prints(capsys, monkeypatch):
+    shown = []
+    monkeypatch.setattr(plotting, "show", shown.append)
+
+    def draw(fig, depth):
+        fig.subplots().plot(range(depth))
+        return f"depth {depth}"
+
+    assert plotting.render(draw, depth=3) is None
+    assert capsys.readouterr().out == "depth 3\n"
+    assert len(shown) == 1 and len(shown[0].axes[0].get_lines()[0].get_xdata()) == 3

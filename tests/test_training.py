@@ -1,0 +1,98 @@
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from utils.data import load_digits_split
+from utils.progress import Progress
+from utils.training import evaluate, train
+
+
+def small_model(seed=0):
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 10))
+
+
+@pytest.fixture(scope="module")
+def data():
+    return load_digits_split()
+
+
+def test_short_training_run_lowers_the_loss(data):
+    model = small_model()
+    before, _ = evaluate(model, data.x_train, data.y_train)
+    losses = train(model, data.x_train, data.y_train, steps=60, lr=0.05)
+    after, accuracy = evaluate(model, data.x_train, data.y_train)
+    assert len(losses) == 60 and all(math.isfinite(v) for v in losses)
+    assert before > 2.0 and after < 0.5 * before
+    assert sum(losses[-10:]) < 0.5 * sum(losses[:10])
+    assert accuracy > 0.85
+
+
+def test_training_is_reproducible_with_a_seed(data):
+    runs = [train(small_model(), data.x_train, data.y_train, steps=15, seed=3) for _ in range(2)]
+    assert runs[0] == runs[1]
+    other = train(small_model(), data.x_train, data.y_train, steps=15, seed=4)
+    assert other != runs[0]
+
+
+def test_training_does_not_touch_the_global_seed(data):
+    model = small_model()
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    train(model, data.x_train, data.y_train, steps=2)
+    assert torch.equal(torch.rand(3), expected)
+
+
+def test_divergence_stops_early_and_records_the_non_finite_loss(data):
+    model = small_model()
+    with Progress(50, "test") as bar:
+        losses = train(model, data.x_train, data.y_train, steps=50, lr=1e6, momentum=0.9, progress=bar)
+    assert len(losses) < 50 and not math.isfinite(losses[-1])
+    assert all(math.isfinite(v) for v in losses[:-1])
+    assert bar.done == 50
+
+
+def test_progress_advances_once_per_step(data):
+    with Progress(7, "test") as bar:
+        train(small_model(), data.x_train, data.y_train, steps=7, progress=bar)
+    assert bar.done == 7
+
+
+def test_evaluate_counts_accuracy_and_restores_mode():
+    model = nn.Linear(2, 2, bias=False)
+    with torch.no_grad():
+        model.weight.copy_(torch.eye(2))
+    x = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
+    y = torch.tensor([0, 1, 1, 1])
+    loss, accuracy = evaluate(model, x, y)
+    assert accuracy == pytest.approx(0.75)
+    expected = (3 * math.log(1 + math.exp(-1)) + math.log(1 + math.exp(1))) / 4
+    assert loss == pytest.approx(expected, rel=1e-6)
+    assert model.training
+
+
+def test_batchnorm_model_is_evaluated_with_running_statistics(data):
+    model = nn.Sequential(nn.Linear(64, 10), nn.BatchNorm1d(10))
+    one = evaluate(model, data.x_test[:1], data.y_test[:1])  # batch of 1 only works in eval mode
+    assert math.isfinite(one[0])
+
+
+def test_bad_input_names_the_parameter(data):
+    model = small_model()
+    with pytest.raises(TypeError, match="model"):
+        train("not a model", data.x_train, data.y_train)
+    with pytest.raises(ValueError, match="steps"):
+        train(model, data.x_train, data.y_train, steps=0)
+    with pytest.raises(ValueError, match="lr"):
+        train(model, data.x_train, data.y_train, lr=-1.0)
+    with pytest.raises(ValueError, match="batch_size"):
+        train(model, data.x_train, data.y_train, batch_size=10_000)
+    with pytest.raises(ValueError, match="y must"):
+        train(model, data.x_train, data.y_train.float())
+    with pytest.raises(ValueError, match="same number"):
+        evaluate(model, data.x_train, data.y_test)
+    with pytest.raises(TypeError, match="progress"):
+        train(model, data.x_train, data.y_train, steps=1, progress=5)

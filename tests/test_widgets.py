@@ -1,0 +1,33 @@
+import ipywidgets
+import pytest
+
+from utils.widgets import LivePlot
+
+
+def _draw(fig, depth, norm="pre"):
+    fig.subplots().plot(range(depth))
+    return f"{norm} depth {depth}"
+
+
+def test_live_plot_redraws_on_every_change_with_current_values():
+    depth = ipywidgets.IntSlider(value=3, min=1, max=1000)
+    norm = ipywidgets.Dropdown(options=["pre", "post"], value="pre")
+    panel = LivePlot(_draw, {"depth": depth, "norm": norm})
+    assert panel.text == "pre depth 3" and panel.last_seconds >= 0
+    depth.value = 1000
+    assert panel.text == "pre depth 1000"
+    assert len(panel.figure.axes) == 1  # cleared, not stacked
+    assert len(panel.figure.axes[0].get_lines()[0].get_xdata()) == 1000
+    norm.value = "post"
+    assert panel.values() == {"depth": 1000, "norm": "post"}
+    assert panel.text == "post depth 1000" and panel.status.value == ""
+    assert panel in LivePlot.instances
+
+
+def test_live_plot_rejects_bad_arguments():
+    with pytest.raises(TypeError, match="draw must be a function"):
+        LivePlot("draw", {"depth": ipywidgets.IntSlider()})
+    with pytest.raises(TypeError, match="controls must be a non-empty dict"):
+        LivePlot(_draw, {})
+    with pytest.raises(TypeError, match=r"controls\['depth'\] must be an ipywidgets value widget"):
+        LivePlot(_draw, {"depth": 3})
