@@ -70,3 +70,36 @@ def test_render_draws_shows_and_prints(capsys, monkeypatch):
     assert plotting.render(draw, depth=3) is None
     assert capsys.readouterr().out == "depth 3\n"
     assert len(shown) == 1 and len(shown[0].axes[0].get_lines()[0].get_xdata()) == 3
+
+
+def test_use_fixed_margins_replaces_constrained_layout():
+    fig, ax = plotting.new_figure()
+    plotting.use_fixed_margins(fig, left=0.2, right=0.7)
+    assert fig.get_layout_engine() is None
+    assert ax.get_position().x0 == pytest.approx(0.2) and ax.get_position().x1 == pytest.approx(0.7)
+    with pytest.raises(ValueError, match="left < right"):
+        plotting.use_fixed_margins(fig, left=0.8, right=0.7)
+    with pytest.raises(ValueError, match="top"):
+        plotting.use_fixed_margins(fig, top=1.5)
+    with pytest.raises(TypeError, match="fig"):
+        plotting.use_fixed_margins("not a figure")
+
+
+def test_tidy_log_yaxis_labels_round_decades():
+    fig, ax = plotting.new_figure()
+    ax.plot([1, 2, 3], [1e-219, 1.0, 1e219])
+    ax.set_yscale("log")
+    plotting.tidy_log_yaxis(ax, max_ticks=7)
+    ticks = np.log10(ax.get_yticks())
+    assert len(ticks) <= 7 and 0.0 in ticks
+    assert np.all(np.diff(ticks) == 100)  # stride 100 decades: 1e-200, 1e-100, 1, 1e+100, 1e+200
+    assert plotting.figure_png(fig)[:4] == b"\x89PNG"
+    fig2, ax2 = plotting.new_figure()
+    ax2.plot([1, 2], [0.3, 0.9])
+    ax2.set_yscale("log")
+    plotting.tidy_log_yaxis(ax2)  # within a decade: leaves matplotlib's labels
+    assert plotting.figure_png(fig2)[:4] == b"\x89PNG"
+    with pytest.raises(ValueError, match="log y axis"):
+        plotting.tidy_log_yaxis(plotting.new_figure()[1])
+    with pytest.raises(ValueError, match="max_ticks"):
+        plotting.tidy_log_yaxis(ax, max_ticks=1)

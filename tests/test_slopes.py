@@ -1,0 +1,122 @@
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+from utils import plotting, slopes
+
+
+def test_slope_products_are_powers():
+    np.testing.assert_allclose(slopes.slope_products(0.5, 3), [0.5, 0.25, 0.125])
+    np.testing.assert_allclose(slopes.slope_products(1.05, 20)[-1], 1.05 ** 20)
+
+
+def test_products_underflow_and_overflow_like_floats_without_warning():
+    with np.errstate(all="raise"):
+        assert slopes.slope_products(0.5, 1100)[-1] == 0.0
+        assert slopes.slope_products(2.0, 1100)[-1] == np.inf
+        assert np.all(slopes.slope_products(0.0, 1000) == 0.0)
+
+
+def test_table_has_the_curriculum_digits():
+    table = slopes.slope_table()
+    rows = [line.split() for line in table.splitlines()[2:]]
+    assert rows == [["1", "0.5", "1.05", "0.95"],
+                    ["10", "0.00098", "1.63", "0.60"],
+                    ["20", "9.5e-07", "2.65", "0.36"]]
+
+
+def test_exercise_numbers():
+    assert slopes.format_plain(slopes.slope_products(0.1, 10)[-1]) == "1e-10"
+    assert slopes.format_residual(slopes.slope_products(1.1, 10)[-1]) == "2.59"
+
+
+def test_formats():
+    assert slopes.format_plain(0.0) == "0"
+    assert slopes.format_plain(np.inf) == "inf"
+    assert slopes.format_residual(12345.0) == "1.2e+04"
+    with pytest.raises(TypeError, match="value"):
+        slopes.format_plain("0.5")
+
+
+def test_format_table_aligns_and_checks():
+    text = slopes.format_table(["a", "bb"], [["10", "2"]])
+    assert text.splitlines() == [" a  bb", "--  --", "10   2"]
+    with pytest.raises(ValueError, match="rows"):
+        slopes.format_table(["a", "b"], [["1"]])
+    with pytest.raises(TypeError, match="header"):
+        slopes.format_table("ab", [])
+
+
+def test_plotted_depths():
+    np.testing.assert_array_equal(slopes.plotted_depths(5), [1, 2, 3, 4, 5])
+    picked = slopes.plotted_depths(1000)
+    assert picked[0] == 1 and picked[-1] == 1000 and len(picked) <= 100
+
+
+@pytest.mark.parametrize("call, error, name", [
+    (lambda: slopes.slope_products(0.5, -3), ValueError, "depth"),
+    (lambda: slopes.slope_products(0.5, 2.5), TypeError, "depth"),
+    (lambda: slopes.slope_products("0.5", 3), TypeError, "slope"),
+    (lambda: slopes.slope_products(np.nan, 3), ValueError, "slope"),
+    (lambda: slopes.slope_table(depths=(1, -1)), ValueError, "depths"),
+    (lambda: slopes.slope_table(depths=()), ValueError, "depths"),
+    (lambda: slopes.slope_table(depths=5), TypeError, "depths"),
+    (lambda: slopes.slope_table(edit=-0.1), ValueError, "edit"),
+    (lambda: slopes.draw_slope_products(Figure(), depth=0), ValueError, "depth"),
+    (lambda: slopes.draw_slope_products(Figure(), plain_slope=None), TypeError, "plain_slope"),
+    (lambda: slopes.draw_slope_products(Figure(), edit=np.inf), ValueError, "edit"),
+])
+def test_bad_input_names_the_parameter(call, error, name):
+    with pytest.raises(error, match=name):
+        call()
+
+
+def _drawn(fig):
+    ax = fig.axes[0]
+    return ax, [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_draw_default_state():
+    fig = Figure(**{"figsize": (slopes.FIGURE_SIZE["width"], slopes.FIGURE_SIZE["height"])})
+    text = slopes.draw_slope_products(fig)
+    assert text.startswith("depth 20: plain 9.5e-07 (vanishing); residual between 0.36")
+    ax, labels = _drawn(fig)
+    assert ax.get_yscale() == "log"
+    assert "After 20 layers: plain 9.5e-07, residual 0.36 to 2.65" == ax.get_title()
+    assert not any("underflow" in label or "overflow" in label for label in labels)
+    assert len(plotting.figure_png(fig)) > 1000
+
+
+@pytest.mark.parametrize("depth, plain_slope, edit, marks", [
+    (1000, 0.0, 1.0, ("underflow",)),
+    (1000, 2.0, 1.0, ("overflow", "underflow")),
+    (1000, 0.5, 0.05, ("underflow",)),
+    (1, 0.0, 0.0, ("underflow",)),
+    (1, 2.0, 1.0, ("underflow",)),
+])
+def test_every_extreme_setting_draws_with_clipping_labelled(depth, plain_slope, edit, marks):
+    fig = Figure()
+    with np.errstate(all="raise"):
+        text = slopes.draw_slope_products(fig, depth=depth, plain_slope=plain_slope, edit=edit)
+    ax, labels = _drawn(fig)
+    assert text.startswith(f"depth {depth}:")
+    for mark in marks:
+        assert any(mark in label for label in labels), (mark, labels)
+    for line in ax.get_lines():
+        y = np.asarray(line.get_ydata(), dtype=float)
+        assert np.all(np.isfinite(y)) and np.all(y > 0)  # everything drawable on the log axis
+    assert len(plotting.figure_png(fig)) > 1000
+
+
+def test_every_corner_of_the_widget_draws_without_warnings():
+    import warnings
+
+    for depth in (1, 2, 1000):
+        for plain_slope in (0.0, 0.01, 1.0, 2.0):
+            for edit in (0.0, 1.0):
+                fig = Figure()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")
+                    text = slopes.draw_slope_products(fig, depth=depth, plain_slope=plain_slope, edit=edit)
+                    assert text and fig.axes[0].get_lines()
+                    assert plotting.figure_png(fig)[:4] == b"\x89PNG"

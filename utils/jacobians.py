@@ -1,0 +1,215 @@
+"""The chain rule for vectors: each layer's slope is a Jacobian matrix and a stack's is the
+product of the layers' Jacobians. A residual block's Jacobian is I + J_F: the skip path
+adds the identity. This module computes Jacobians of the NumPy block, checks them with
+finite differences, and follows the singular values of long products of Jacobians
+(computed in log space, so depth 1000 neither loses the smallest one to rounding nor
+overflows silently)."""
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.ticker import MaxNLocator
+
+from .numpy_block import forward
+from .plotting import PLAIN_COLOR, RESIDUAL_COLOR, plot_log_safe, tidy_log_yaxis, use_fixed_margins
+from .slopes import FIGURE_SIZE, LEGEND_RIGHT, MAX_DEPTH, format_table, plotted_depths  # noqa: F401 (FIGURE_SIZE: for notebook 03)
+from .validation import check_array, check_float, check_int
+
+
+def branch_jacobian(x, w1, w2) -> np.ndarray:
+    """J_F(x) = W2 diag(ReLU'(W1 x)) W1, the Jacobian of the branch F(x) = W2 ReLU(W1 x)
+    (ReLU' is 1 where W1 x > 0 and 0 elsewhere, also at the kink 0)."""
+    x = check_array("x", x, ndim=1)
+    w1 = check_array("w1", w1, ndim=2, shape=(None, x.shape[0]))
+    w2 = check_array("w2", w2, ndim=2, shape=(None, w1.shape[0]))
+    active = (w1 @ x > 0).astype(np.float64)
+    return w2 @ (active[:, None] * w1)
+
+
+def block_jacobian(x, w1, w2) -> np.ndarray:
+    """The Jacobian of the residual block y = x + F(x): I + J_F(x). The identity is
+    the skip path's contribution."""
+    forward(x, w1, w2)  # raises the size-mismatch error if F changes the size
+    jf = branch_jacobian(x, w1, w2)
+    return np.eye(jf.shape[0]) + jf
+
+
+def finite_difference_jacobian(f, x, *, eps=1e-6) -> np.ndarray:
+    """Estimate the Jacobian of ``f`` at ``x`` by central differences,
+    column j = (f(x + eps e_j) - f(x - eps e_j)) / (2 eps): the independent check that
+    an analytic Jacobian is right before we trust it."""
+    if not callable(f):
+        raise TypeError(f"f must be a function from a vector to a vector, got {type(f).__name__}")
+    x = check_array("x", x, ndim=1)
+    eps = check_float("eps", eps, minimum=1e-12, maximum=1.0)
+    columns = []
+    for j in range(x.shape[0]):
+        step = np.zeros_like(x)
+        step[j] = eps
+        plus = check_array("f(x)", f(x + step), ndim=1)
+        minus = check_array("f(x)", f(x - step), ndim=1)
+        columns.append((plus - minus) / (2 * eps))
+    return np.stack(columns, axis=1)
+
+
+def random_layer_matrices(depth, dim, *, seed=0) -> np.ndarray:
+    """``depth`` random d x d matrices W with entries from N(0, 1/d): the Jacobians of
+    plain layers initialised to keep lengths on average (E|Wv|^2 = |v|^2)."""
+    depth = check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
+    dim = check_int("dim", dim, minimum=1, maximum=512)
+    seed = check_int("seed", seed, minimum=0)
+    rng = np.random.default_rng(seed)
+    return rng.normal(0.0, 1.0 / np.sqrt(dim), size=(depth, dim, dim))
+
+
+def layer_jacobians(matrices, *, scale, residual) -> np.ndarray:
+    """The layers' Jacobians built from ``matrices`` W (shape (depth, d, d)): s W for
+    plain layers, I + s W for residual blocks, with s = ``scale`` the branch scale."""
+    matrices = check_array("matrices", matrices, ndim=3)
+    if matrices.shape[1] != matrices.shape[2]:
+        raise ValueError(f"matrices must be square, shape (depth, d, d), got {matrices.shape}")
+    scale = check_float("scale", scale)
+    if not isinstance(residual, bool):
+        raise TypeError(f"residual must be True or False, got {type(residual).__name__}")
+    jacobians = scale * matrices
+    if residual:
+        jacobians = jacobians + np.eye(matrices.shape[1])
+    return jacobians
+
+
+def _log_top_singular(stack: np.ndarray, log_scales: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return log_scales + np.log10(np.linalg.svd(stack, compute_uv=False)[:, 0])
+
+
+def product_singular_values(jacobians, depths=None):
+    """Largest and smallest singular value of the products P_k = J_k ... J_2 J_1 at
+    each depth k in ``depths`` (default 1..len(jacobians)), as base-10 logarithms
+    ``(log10_largest, log10_smallest)``, so values far outside float64's range (1e-308
+    to 1e308) are still exact; -inf means exactly 0.
+
+    Why not just np.linalg.svd(P_k)? Rounding hides every singular value below about
+    1e-16 times the largest, and P_k overflows long before depth 1000. So the products
+    are renormalised at every step (their log size kept aside), the largest singular
+    value comes from P_k and the smallest as 1 / largest of P_k^-1 = J_1^-1 ... J_k^-1.
+    """
+    jacobians = check_array("jacobians", jacobians, ndim=3)
+    depth, rows, cols = jacobians.shape
+    if rows != cols:
+        raise ValueError(f"jacobians must be square, shape (depth, d, d), got {jacobians.shape}")
+    depths = np.arange(1, depth + 1) if depths is None else np.asarray(
+        [check_int("depths", k, minimum=1, maximum=depth) for k in depths], dtype=int)
+    if depths.size == 0:
+        raise ValueError("depths must contain at least one depth")
+    try:
+        inverses, invertible = np.linalg.inv(jacobians), depth
+    except np.linalg.LinAlgError:  # some layer is singular (e.g. a plain layer with scale 0)
+        layer_smallest = np.linalg.svd(jacobians, compute_uv=False)[:, -1]
+        invertible = int(np.flatnonzero(layer_smallest == 0.0)[0])  # layers before the first singular one
+        inverses = np.linalg.inv(jacobians[:invertible])
+    forward_stack = np.empty((depth, rows, rows))
+    inverse_stack = np.ones((depth, rows, rows))
+    forward_log = np.zeros(depth)
+    inverse_log = np.zeros(depth)
+    product, inverse = np.eye(rows), np.eye(rows)
+    log_p, log_q = 0.0, 0.0
+    for k in range(depth):
+        product = jacobians[k] @ product
+        size = np.linalg.norm(product)
+        if size == 0:  # a zero layer: the product is 0 from here on
+            forward_stack[k:], forward_log[k:] = 0.0, -np.inf
+            break
+        product, log_p = product / size, log_p + np.log10(size)
+        forward_stack[k], forward_log[k] = product, log_p
+        if k < invertible:
+            inverse = inverse @ inverses[k]
+            size = np.linalg.norm(inverse)
+            inverse, log_q = inverse / size, log_q + np.log10(size)
+            inverse_stack[k], inverse_log[k] = inverse, log_q
+    pick = depths - 1
+    log_largest = _log_top_singular(forward_stack[pick], forward_log[pick])
+    log_smallest = -_log_top_singular(inverse_stack[pick], inverse_log[pick])
+    log_smallest[pick >= invertible] = -np.inf  # a singular layer makes the product singular
+    return log_largest, log_smallest
+
+
+def format_log10(log10_value) -> str:
+    """Print 10**``log10_value`` with two significant digits, even when it is far
+    outside float64's range (e.g. 3.2e-412), and exactly 0 as 0."""
+    if isinstance(log10_value, bool) or not isinstance(log10_value, (int, float, np.floating, np.integer)):
+        raise TypeError(f"log10_value must be a real number, got {type(log10_value).__name__}")
+    log10_value = float(log10_value)
+    if log10_value == -np.inf:
+        return "0"
+    if not np.isfinite(log10_value):
+        raise ValueError(f"log10_value must be finite or -inf, got {log10_value}")
+    if -4 <= log10_value < 4:
+        return f"{10 ** log10_value:.2g}"
+    exponent = int(np.floor(log10_value))
+    mantissa = round(10 ** (log10_value - exponent), 1)
+    if mantissa >= 10:
+        mantissa, exponent = 1.0, exponent + 1
+    return f"{mantissa:.2g}e{exponent:+03d}"
+
+
+def power_of_ten(log10_values) -> np.ndarray:
+    """10**values as float64: what a plot can draw (0 or inf where out of range)."""
+    with np.errstate(over="ignore", under="ignore"):
+        return np.power(10.0, check_array("log10_values", np.where(np.isneginf(log10_values), -1e9, log10_values)))
+
+
+def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
+    """Draw the largest and smallest singular value of the product of ``depth`` layer
+    Jacobians against depth on a log axis: plain layers s W (vermillion) against
+    residual blocks I + s W (blue), with s = ``scale`` and the same random W for both.
+    Values beyond float64's range are clipped and marked. Returns a one-line summary.
+    This is the function behind notebook 03's widget."""
+    depth = check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
+    scale = check_float("scale", scale)
+    matrices = random_layer_matrices(depth, dim, seed=seed)
+    layers = plotted_depths(depth)
+    ax = fig.subplots()
+    use_fixed_margins(fig, left=0.1, right=LEGEND_RIGHT, bottom=0.13, top=0.9)
+    summary = []
+    for residual, color, name in ((False, PLAIN_COLOR, "plain s·W"), (True, RESIDUAL_COLOR, "residual I + s·W")):
+        largest, smallest = product_singular_values(layer_jacobians(matrices, scale=scale, residual=residual),
+                                                    depths=layers)
+        plot_log_safe(ax, layers, power_of_ten(largest), color=color, label=f"{name}: largest")
+        plot_log_safe(ax, layers, power_of_ten(smallest), color=color, label=f"{name}: smallest", ls="--")
+        summary.append(f"{name.split()[0]} {format_log10(smallest[-1])} to {format_log10(largest[-1])}")
+    ax.axhline(1.0, color="grey", lw=1, ls=":")
+    tidy_log_yaxis(ax)
+    ax.set_xlabel("depth (number of layers)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylabel("singular value of the product (log)")
+    if depth == 1:
+        ax.set_xlim(0.5, 1.5)
+    ax.set_title(f"After {depth} layers (s = {scale:g}), singular values: " + "; ".join(summary), fontsize=10, loc="left")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, borderaxespad=0)
+    return (f"depth {depth}, branch scale s = {scale:g}, d = {dim}: singular values of the product range "
+            + "; ".join(summary) + ".")
+
+
+def drift_table(depths=(10, 50, 200, 1000), scales=(0.01, 0.1, 1.0), *, dim=16, seed=0) -> str:
+    """A table of how far the singular values of a product of residual Jacobians
+    I + s W drift from 1: for each depth L (rows) and branch scale s (columns), the
+    range smallest to largest, plus the rule s = 1/sqrt(L), and plain layers W (s = 1)
+    for comparison."""
+    if isinstance(depths, (str, bytes)) or not hasattr(depths, "__iter__"):
+        raise TypeError(f"depths must be a sequence of whole numbers, got {type(depths).__name__}")
+    if isinstance(scales, (str, bytes)) or not hasattr(scales, "__iter__"):
+        raise TypeError(f"scales must be a sequence of numbers, got {type(scales).__name__}")
+    depths = [check_int("depths", d, minimum=1, maximum=MAX_DEPTH) for d in depths]
+    scales = [check_float("scales", s, minimum=0.0) for s in scales]
+    if not depths or not scales:
+        raise ValueError("depths and scales must each contain at least one value")
+    header = ["layers", *(f"residual, s = {s:g}" for s in scales), "residual, s = 1/sqrt(L)", "plain, s = 1"]
+    rows = []
+    for depth in depths:
+        matrices = random_layer_matrices(depth, dim, seed=seed)
+        cells = [str(depth)]
+        for scale, residual in [*((s, True) for s in scales), (1 / np.sqrt(depth), True), (1.0, False)]:
+            largest, smallest = product_singular_values(
+                layer_jacobians(matrices, scale=scale, residual=residual), depths=[depth])
+            cells.append(f"{format_log10(smallest[0])} to {format_log10(largest[0])}")
+        rows.append(cells)
+    return format_table(header, rows)

@@ -1,0 +1,138 @@
+"""The chain rule through depth in one dimension: a stack of layers has the product of
+their slopes as its slope. A plain layer contributes f'(x); a residual block x + f(x)
+contributes 1 + f'(x), and that "1" (the skip path) keeps the product near 1 when the
+edits f'(x) are small."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from matplotlib.ticker import MaxNLocator
+
+from .plotting import LOG_CEILING, LOG_FLOOR, PLAIN_COLOR, RESIDUAL_COLOR, plot_log_safe, tidy_log_yaxis, use_fixed_margins
+from .validation import check_float, check_int
+
+MAX_DEPTH = 100_000
+FIGURE_SIZE = {"width": 10.0, "height": 4.2}  # the widget pictures: room for the legend on the right
+LEGEND_RIGHT = 0.55  # where the axes end and the legend begins, as a fraction of the width
+
+
+def slope_products(slope, depth) -> np.ndarray:
+    """The slope of a stack of 1, 2, ..., ``depth`` layers that each have slope ``slope``:
+    ``slope**k`` for k = 1..depth, computed in float64 so that, as in a real network,
+    tiny products underflow to 0 and huge ones overflow to inf (no warning)."""
+    slope = check_float("slope", slope)
+    depth = check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
+    with np.errstate(over="ignore", under="ignore"):
+        return np.power(slope, np.arange(1, depth + 1, dtype=np.float64))
+
+
+def _real(value) -> float:
+    """A real number that may be 0, inf or NaN (a product that under- or overflowed)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"value must be a real number, got {type(value).__name__} {value!r}")
+    return float(value)
+
+
+def format_plain(value: float) -> str:
+    """Two significant digits: how the course prints a product that vanishes or explodes."""
+    return f"{_real(value):.2g}"
+
+
+def format_residual(value: float) -> str:
+    """Two decimals for a product that stays near 1; two significant digits otherwise."""
+    value = _real(value)
+    return f"{value:.2f}" if 0.01 <= abs(value) < 1e4 else f"{value:.2g}"
+
+
+def format_table(header, rows) -> str:
+    """Lay out ``rows`` (lists of strings) under ``header`` as a right-aligned text
+    table: stable plain text that nbval can compare exactly."""
+    if not isinstance(header, (list, tuple)) or not all(isinstance(cell, str) for cell in header):
+        raise TypeError("header must be a list of strings")
+    for row in rows:
+        if not isinstance(row, (list, tuple)) or not all(isinstance(cell, str) for cell in row):
+            raise TypeError("rows must be lists of strings")
+        if len(row) != len(header):
+            raise ValueError(f"rows must have {len(header)} cells like the header, got {len(row)}")
+    widths = [max(len(line[i]) for line in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(cell.rjust(w) for cell, w in zip(line, widths)) for line in [header, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def slope_table(depths=(1, 10, 20), *, plain_slope=0.5, edit=0.05) -> str:
+    """The table of slope products at each depth in ``depths``: plain layers of slope
+    ``plain_slope`` against residual blocks of slope 1 + ``edit`` and 1 - ``edit``."""
+    if isinstance(depths, (str, bytes)) or not hasattr(depths, "__iter__"):
+        raise TypeError(f"depths must be a sequence of whole numbers, got {type(depths).__name__}")
+    depths = [check_int("depths", d, minimum=1, maximum=MAX_DEPTH) for d in depths]
+    if not depths:
+        raise ValueError("depths must contain at least one depth, e.g. (1, 10, 20)")
+    plain_slope = check_float("plain_slope", plain_slope)
+    edit = check_float("edit", edit, minimum=0.0)
+    header = ["layers", f"plain, slope {plain_slope:g}", f"residual, 1 + {edit:g}", f"residual, 1 - {edit:g}"]
+    rows = []
+    for depth in depths:
+        rows.append([str(depth), format_plain(slope_products(plain_slope, depth)[-1]),
+                     format_residual(slope_products(1 + edit, depth)[-1]),
+                     format_residual(slope_products(1 - edit, depth)[-1])])
+    return format_table(header, rows)
+
+
+def _fate(value: float) -> str:
+    if value == 0:
+        return "underflowed to 0: vanished"
+    if not np.isfinite(value):
+        return "overflowed to inf: exploded"
+    if value < 1e-3:
+        return "vanishing"
+    if value > 1e3:
+        return "exploding"
+    return "within a factor 1000 of 1"
+
+
+def plotted_depths(depth, points=100) -> np.ndarray:
+    """The depths 1..``depth`` to draw: all of them up to ``points``, else ``points``
+    evenly spaced ones (a product of equal slopes is a straight line on a log axis, so
+    nothing is lost, and the picture redraws fast)."""
+    depth = check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
+    points = check_int("points", points, minimum=2)
+    if depth <= points:
+        return np.arange(1, depth + 1)
+    return np.unique(np.round(np.linspace(1, depth, points)).astype(int))
+
+
+def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
+    """Draw, on a log axis, the slope of a stack against its depth: plain layers of slope
+    ``plain_slope`` (vermillion) against residual blocks whose slopes lie in the band
+    1 - ``edit`` to 1 + ``edit`` (blue). Under- and overflowed products are clipped to
+    the plot's floor or ceiling and marked. Returns a one-paragraph summary. This is the
+    function behind notebook 02's widget."""
+    depth = check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
+    plain_slope = check_float("plain_slope", plain_slope)
+    edit = check_float("edit", edit, minimum=0.0)
+    layers = plotted_depths(depth)
+    plain = slope_products(plain_slope, depth)[layers - 1]
+    high = slope_products(1 + edit, depth)[layers - 1]
+    low = slope_products(1 - edit, depth)[layers - 1]
+    ax = fig.subplots()
+    use_fixed_margins(fig, left=0.1, right=LEGEND_RIGHT, bottom=0.13, top=0.9)
+    plot_log_safe(ax, layers, plain, color=PLAIN_COLOR, label=f"plain, slope {plain_slope:g} each", lw=3)
+    plot_log_safe(ax, layers, high, color=RESIDUAL_COLOR, label=f"residual, slope 1 + {edit:g} each")
+    plot_log_safe(ax, layers, low, color=RESIDUAL_COLOR, label=f"residual, slope 1 - {edit:g} each", ls="--")
+    ax.fill_between(layers, np.clip(np.abs(low), LOG_FLOOR, LOG_CEILING), np.clip(high, LOG_FLOOR, LOG_CEILING),
+                    color=RESIDUAL_COLOR, alpha=0.12, lw=0)
+    ax.axhline(1.0, color="grey", lw=1, ls=":")
+    tidy_log_yaxis(ax)
+    ax.set_xlabel("depth (number of layers)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylabel("|product of slopes| (log scale)")
+    if depth == 1:
+        ax.set_xlim(0.5, 1.5)
+    ax.set_title(f"After {depth} layers: plain {format_plain(plain[-1])}, "
+                 f"residual {format_residual(low[-1])} to {format_residual(high[-1])}")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, borderaxespad=0)
+    return (f"depth {depth}: plain {format_plain(plain[-1])} ({_fate(abs(plain[-1]))}); "
+            f"residual between {format_residual(low[-1])} ({_fate(abs(low[-1]))}) "
+            f"and {format_residual(high[-1])} ({_fate(abs(high[-1]))}).")
