@@ -1,0 +1,147 @@
+"""Tests for utils.transformer: the block, its residual stream, and the pre/post-LN gradient."""
+import math
+
+import numpy as np
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+from utils import blocks, transformer
+
+
+def _x(batch=2, tokens=5, d=16, seed=0):
+    return torch.randn(batch, tokens, d, generator=torch.Generator().manual_seed(seed))
+
+
+def test_the_ffn_sublayer_is_the_course_residual_block():
+    block = transformer.TransformerBlock(16, 4, norm="pre")
+    assert isinstance(block.ffn, blocks.ResidualBlock)
+    assert block.ffn.fc1.out_features == 64 and block.ffn.fc2.in_features == 64
+    assert block(_x()).shape == (2, 5, 16)
+
+
+def test_attention_mixes_tokens_and_is_permutation_equivariant():
+    attention = transformer.SelfAttention(16, 4)
+    x = _x()
+    permutation = torch.tensor([3, 0, 4, 1, 2])
+    torch.testing.assert_close(attention(x)[:, permutation], attention(x[:, permutation]))
+    changed = x.clone()
+    changed[:, 0] += 1.0
+    assert not torch.allclose(attention(changed)[:, 1], attention(x)[:, 1])  # token 1 sees token 0
+
+
+def test_attention_matches_torch_reference():
+    torch.manual_seed(0)
+    attention = transformer.SelfAttention(16, 4)
+    reference = torch.nn.MultiheadAttention(16, 4, batch_first=True)
+    with torch.no_grad():
+        reference.in_proj_weight.copy_(attention.qkv.weight)
+        reference.in_proj_bias.copy_(attention.qkv.bias)
+        reference.out_proj.weight.copy_(attention.proj.weight)
+        reference.out_proj.bias.copy_(attention.proj.bias)
+    x = _x()
+    torch.testing.assert_close(attention(x), reference(x, x, x, need_weights=False)[0], atol=1e-5, rtol=1e-5)
+
+
+def test_pre_ln_stream_is_input_plus_the_writes():
+    model = transformer.TinyTransformer(3, d=16, heads=2, norm="pre", seed=1)
+    x = _x()
+    stream = transformer.residual_stream(model, x)
+    assert stream["sublayer"] == ["attention 1", "FFN 1", "attention 2", "FFN 2", "attention 3", "FFN 3"]
+    # Rebuild the stream by hand: each sublayer adds exactly its write.
+    h = x
+    for block in model.blocks:
+        for sublayer, write in ((block.attention, block.attention.write),
+                                (block.ffn, lambda t: block.ffn.branch(block.ffn.norm(t)))):
+            torch.testing.assert_close(sublayer(h), h + write(h))
+            h = sublayer(h)
+    assert stream["final"] == pytest.approx(float(h.detach().pow(2).mean().sqrt()), rel=1e-5)
+    assert stream["stream"][0] == pytest.approx(float(x.pow(2).mean().sqrt()), rel=1e-6)
+    np.testing.assert_allclose(stream["ratio"], np.array(stream["write"]) / np.array(stream["stream"]))
+
+
+def test_post_ln_stream_is_normalised_after_every_sublayer():
+    model = transformer.TinyTransformer(4, d=16, heads=4, norm="post")
+    stream = transformer.residual_stream(model, 3 * _x())
+    assert stream["stream"][0] == pytest.approx(3.0, rel=0.3)
+    np.testing.assert_allclose(stream["stream"][1:] + [stream["final"]], 1.0, rtol=1e-3)
+
+
+def test_pre_ln_stream_variance_grows_linearly():
+    model = transformer.TinyTransformer(24, d=32, heads=4, norm="pre")
+    stream = transformer.residual_stream(model, _x(4, 8, 32))
+    slope, r_squared = transformer.stream_growth(stream)
+    assert slope > 0.1 and r_squared > 0.95
+    assert stream["final"] ** 2 > 5 * stream["stream"][0] ** 2
+
+
+def test_stream_growth_of_an_exact_line():
+    stream = {"stream": list(np.sqrt([1.0, 2.0, 3.0, 4.0])), "final": math.sqrt(5.0)}
+    slope, r_squared = transformer.stream_growth(stream)
+    assert slope == pytest.approx(1.0) and r_squared == pytest.approx(1.0)
+
+
+def test_last_block_gradient_flat_for_post_and_shrinking_for_pre():
+    post = [transformer.last_block_gradient(L, "post", d=32, samples=8) for L in (2, 32)]
+    pre = [transformer.last_block_gradient(L, "pre", d=32, samples=8) for L in (2, 32)]
+    assert 0.7 < post[1] / post[0] < 1.4
+    assert pre[1] / pre[0] < 0.5  # 1/sqrt(16) = 0.25 asymptotically
+
+
+def test_last_block_gradient_equals_per_sequence_backward():
+    model = transformer.TinyTransformer(3, d=16, heads=2, norm="pre", seed=4)
+    generator = torch.Generator().manual_seed(4 + 1_000)
+    x = torch.randn(4, 6, 16, generator=generator)
+    labels = torch.randint(16, (4,), generator=generator)
+    norms = []
+    for i in range(4):
+        model.zero_grad()
+        torch.nn.functional.cross_entropy(model(x[i:i + 1])[:, -1], labels[i:i + 1]).backward()
+        norms.append(float(model.blocks[-1].ffn.fc2.weight.grad.norm()))
+    value = transformer.last_block_gradient(3, "pre", d=16, heads=2, tokens=6, samples=4, seed=4)
+    assert value == pytest.approx(np.mean(norms), rel=1e-5)
+
+
+def test_tiny_transformer_is_reproducible_and_leaves_global_seed_alone():
+    torch.manual_seed(123)
+    before = torch.rand(1)
+    torch.manual_seed(123)
+    a = transformer.TinyTransformer(2, d=16, heads=2, seed=7)
+    after = torch.rand(1)
+    b = transformer.TinyTransformer(2, d=16, heads=2, seed=7)
+    assert torch.equal(before, after)
+    assert torch.equal(a.blocks[1].ffn.fc2.weight, b.blocks[1].ffn.fc2.weight)
+    std = float(a.blocks[0].ffn.fc1.weight.detach().std())
+    assert std == pytest.approx(math.sqrt(2 / (16 + 64)), rel=0.1)  # Xavier-normal
+
+
+def test_draw_functions():
+    model = transformer.TinyTransformer(2, d=16, heads=2)
+    stream = transformer.residual_stream(model, _x())
+    text = transformer.draw_stream(Figure(), {"pre-LN": stream})
+    assert text.startswith("pre-LN: stream RMS")
+    fig = Figure()
+    text = transformer.draw_gradient_vs_depth(fig, [3, 12, 48], [5.0, 5.0, 5.0], [4.0, 2.0, 1.0])
+    assert "post-LN 5.00 -> 5.00 (x1.00)" in text and "predicts x0.25" in text
+    assert len(fig.axes[0].lines) == 3
+
+
+def test_bad_input_names_the_parameter():
+    with pytest.raises(ValueError, match="heads must divide"):
+        transformer.TransformerBlock(64, 5)
+    with pytest.raises(ValueError, match="heads"):
+        transformer.SelfAttention(64, 0)
+    with pytest.raises(ValueError, match="depth"):
+        transformer.TinyTransformer(0)
+    with pytest.raises(ValueError, match="norm"):
+        transformer.TinyTransformer(2, norm="middle")
+    with pytest.raises(ValueError, match="depth"):
+        transformer.last_block_gradient(0, "pre")
+    with pytest.raises(ValueError, match="x must have shape"):
+        transformer.TransformerBlock(16, 4)(torch.zeros(2, 16))
+    with pytest.raises(TypeError, match="model"):
+        transformer.residual_stream(torch.nn.Linear(2, 2), _x())
+    with pytest.raises(TypeError, match="stream"):
+        transformer.stream_growth([1, 2])
+    with pytest.raises(ValueError, match="depths"):
+        transformer.draw_gradient_vs_depth(Figure(), [1, 2], [1.0], [1.0, 2.0])

@@ -1,0 +1,223 @@
+"""Recipes that let very deep residual stacks train without normalisation, tried on one
+model: a residual MLP whose blocks are x + s * F(x), F = Linear -> ReLU -> Linear, with
+no BatchNorm or LayerNorm anywhere, and DeepNorm's constants.
+
+Depth is counted in weight layers as in notebook 06 (a stem layer, (depth - 2) / 2
+two-layer blocks, a head), so ``depth=56`` has L = 27 residual branches. The recipes:
+
+* ``"default"``: He-normal weights everywhere (the ResNet initialisation), s = 1.
+* ``"scaled"``: every branch multiplied by the fixed constant s = 1/sqrt(L).
+* ``"gpt2"``: the last layer of every branch initialised 1/sqrt(L) smaller (Radford et
+  al. 2019 scale residual projections by 1/sqrt(N) at initialisation), s = 1.
+* ``"rezero"``: s is a learnable scalar per branch starting at 0 (ReZero, Bachlechner et
+  al. 2020; SkipInit, De and Smith 2020: without normalisation the two coincide).
+* ``"fixup"``: the last layer of every branch and the classifier start at 0, the other
+  branch layer is rescaled by L^(-1/2) (= L^(-1/(2m-2)) for m = 2 layers per branch), and
+  each branch gets a learnable multiplier starting at 1 (Zhang, Dauphin and Ma 2019).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from matplotlib.ticker import LogFormatter, NullLocator
+from torch import nn
+
+from .plotting import PALETTE, log_safe, plot_log_safe
+from .validation import check_choice, check_int
+
+RECIPES = ("default", "scaled", "gpt2", "rezero", "fixup")
+
+
+def deepnorm_constants(layers: int) -> tuple[float, float]:
+    """DeepNorm's constants for an encoder of ``layers`` layers (Wang et al. 2022):
+    x_{l+1} = LN(alpha * x_l + G(x_l)) with alpha = (2N)^(1/4), and the branch weights
+    initialised beta = (8N)^(-1/4) times smaller. Returns ``(alpha, beta)``."""
+    layers = check_int("layers", layers, minimum=1)
+    return (2 * layers) ** 0.25, (8 * layers) ** -0.25
+
+
+def branches(depth: int) -> int:
+    """The number L of residual branches in a ``depth``-layer MLP: (depth - 2) / 2."""
+    depth = check_int("depth", depth, minimum=2)
+    if depth % 2:
+        raise ValueError(f"depth must be even (a stem, two-layer blocks, a head), got depth={depth}; "
+                         f"try {depth - 1} or {depth + 1}")
+    return (depth - 2) // 2
+
+
+class NormFreeBlock(nn.Module):
+    """x + s * fc2(ReLU(fc1(x))), no normalisation. ``gain`` is the learnable scalar of
+    ReZero/SkipInit (starts at 0) and of Fixup (starts at 1); ``multiplier`` a fixed s."""
+
+    def __init__(self, width: int, *, multiplier: float = 1.0, gain: float | None = None):
+        super().__init__()
+        self.fc1 = nn.Linear(width, width)
+        self.fc2 = nn.Linear(width, width)
+        self.multiplier = multiplier
+        self.gain = None if gain is None else nn.Parameter(torch.tensor(float(gain)))
+
+    def branch(self, x: torch.Tensor) -> torch.Tensor:
+        """What the block adds to its input: s * F(x)."""
+        out = self.multiplier * self.fc2(torch.relu(self.fc1(x)))
+        return out if self.gain is None else self.gain * out
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.branch(x)
+
+
+class DeepResidualMLP(nn.Module):
+    """stem (Linear, ReLU) -> ``NormFreeBlock`` x L -> head (Linear). See ``build_deep_mlp``."""
+
+    def __init__(self, stem: nn.Linear, blocks: list[NormFreeBlock], head: nn.Linear, recipe: str):
+        super().__init__()
+        self.stem, self.blocks, self.head = stem, nn.ModuleList(blocks), head
+        self.recipe = recipe
+
+    def stream(self, x: torch.Tensor) -> list[torch.Tensor]:
+        """The residual stream after the stem and after every block (L + 1 tensors)."""
+        states = [torch.relu(self.stem(x))]
+        for block in self.blocks:
+            states.append(block(states[-1]))
+        return states
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.stream(x)[-1])
+
+
+def build_deep_mlp(depth: int, recipe: str = "default", *, width: int = 64, in_features: int = 64,
+                   classes: int = 10, seed: int = 0) -> DeepResidualMLP:
+    """A residual MLP of ``depth`` weight layers without normalisation, initialised with
+    ``recipe`` (one of ``RECIPES``, see the module docstring). Weights are drawn from a
+    private generator seeded with ``seed``, so every recipe starts from the same He-normal
+    draw and the global torch seed is untouched."""
+    count = branches(depth)
+    recipe = check_choice("recipe", recipe, RECIPES)
+    width = check_int("width", width, minimum=1)
+    in_features = check_int("in_features", in_features, minimum=1)
+    classes = check_int("classes", classes, minimum=2)
+    seed = check_int("seed", seed, minimum=0)
+    generator = torch.Generator().manual_seed(seed)
+    multiplier = 1 / math.sqrt(count) if recipe == "scaled" and count else 1.0
+    gain = {"rezero": 0.0, "fixup": 1.0}.get(recipe)
+    with torch.random.fork_rng(devices=[]):  # the default init draws are overwritten below
+        stem = nn.Linear(in_features, width)
+        blocks = [NormFreeBlock(width, multiplier=multiplier, gain=gain) for _ in range(count)]
+        head = nn.Linear(width, classes)
+    with torch.no_grad():
+        for layer, gain_sq in [(stem, 2.0)] + [(fc, 2.0) for b in blocks for fc in (b.fc1, b.fc2)] + [(head, 1.0)]:
+            layer.weight.normal_(0.0, math.sqrt(gain_sq / layer.in_features), generator=generator)
+            layer.bias.zero_()
+        for block in blocks:
+            if recipe == "gpt2":
+                block.fc2.weight.mul_(1 / math.sqrt(count))
+            elif recipe == "fixup":
+                block.fc1.weight.mul_(count ** -0.5)
+                block.fc2.weight.zero_()
+        if recipe == "fixup":
+            head.weight.zero_()
+    return DeepResidualMLP(stem, blocks, head, recipe)
+
+
+def signal_at_init(model: DeepResidualMLP, x: torch.Tensor, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Forward and backward signal through the blocks of ``model`` at its current weights.
+
+    Returns ``(forward, backward)``, each of length L + 1: the RMS of the stream after the
+    stem and after every block for input ``x``, and the RMS of the gradient of a fixed
+    random probe of the last stream (sum of stream * r, r ~ N(0, 1) seeded with ``seed``)
+    with respect to each of those streams. The probe bypasses the head, so a recipe that
+    zeroes the classifier (Fixup) still shows how the blocks pass gradients back.
+    Overflowed values come back as inf (never NaN), ready for ``plotting.plot_log_safe``.
+    """
+    if not isinstance(model, DeepResidualMLP):
+        raise TypeError(f"model must be a DeepResidualMLP from build_deep_mlp, got {type(model).__name__}")
+    if not isinstance(x, torch.Tensor) or x.ndim != 2 or x.shape[1] != model.stem.in_features:
+        raise ValueError(f"x must be a tensor of shape (n, {model.stem.in_features}), "
+                         f"got {tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}")
+    seed = check_int("seed", seed, minimum=0)
+    states = model.stream(x)
+    for state in states:
+        state.retain_grad()
+    probe = torch.randn(states[-1].shape, generator=torch.Generator().manual_seed(seed))
+    (states[-1] * probe).sum().backward()
+    rms = lambda t: float(t.detach().double().pow(2).mean().sqrt()) if t is not None else float("nan")
+    forward = np.array([rms(s) for s in states])
+    backward = np.array([rms(s.grad) for s in states])
+    model.zero_grad(set_to_none=True)
+    overflowed = lambda a: np.where(np.isfinite(a), a, np.inf)
+    return overflowed(forward), overflowed(backward)
+
+
+RECIPE_COLORS = {"default": PALETTE[6], "scaled": PALETTE[2], "gpt2": PALETTE[3], "rezero": PALETTE[0],
+                 "fixup": PALETTE[4]}
+
+
+def plot_losses(ax, losses, *, color: str, label: str) -> str:
+    """Draw a training-loss curve on a log axis; a run that ended in NaN or inf gets its
+    last point drawn as an overflow marker (open triangle at the top) instead of vanishing.
+    Returns a short note: the last loss, or the step at which the run blew up."""
+    values = np.asarray(losses, dtype=np.float64)
+    if values.ndim != 1 or values.size == 0:
+        raise ValueError(f"losses must be a non-empty list of numbers, got shape {values.shape}")
+    shown = np.where(np.isfinite(values), values, np.inf)
+    plot_log_safe(ax, np.arange(1, values.size + 1), shown, color=color, label=label, marker="." if values.size < 20 else None)
+    if np.isfinite(values[-1]):
+        return f"{label}: final training loss {values[-1]:.4f}"
+    return f"{label}: loss became {values[-1]} at step {values.size}"
+
+
+def draw_losses(fig, histories: dict) -> str:
+    """Training-loss curves of several recipes (recipe -> list of losses) on log axes:
+    on the left every run, blown-up runs marked where they overflowed; on the right a
+    close-up of the runs that stayed finite. Returns one line per recipe."""
+    if not isinstance(histories, dict) or not histories:
+        raise TypeError("histories must be a non-empty dict mapping a recipe name to its losses")
+    everything, finite = fig.subplots(1, 2)
+    notes = [plot_losses(everything, losses, color=RECIPE_COLORS.get(name, PALETTE[5]), label=name)
+             for name, losses in histories.items()]
+    trained = {name: losses for name, losses in histories.items() if np.isfinite(losses).all()}
+    for name, losses in trained.items():
+        plot_losses(finite, losses, color=RECIPE_COLORS.get(name, PALETTE[5]), label=name)
+    if not trained:
+        finite.text(0.5, 0.5, "no run stayed finite", ha="center", va="center", transform=finite.transAxes)
+    blown = len(histories) - len(trained)
+    everything.set_title(f"All runs: {blown} of {len(histories)} overflowed")
+    finite.set_title("Close-up: the runs that stayed finite")
+    for ax in (everything, finite):
+        ax.set_xlabel("training step")
+        ax.set_ylabel("training loss (cross-entropy)")
+        ax.legend(loc="best", fontsize=7)
+    return "\n".join(notes)
+
+
+def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x=None) -> str:
+    """The widget picture: forward RMS of the stream and backward RMS of the gradient
+    through every block of a fresh ``build_deep_mlp(depth, recipe)``, on log axes with
+    overflow marked, for the inputs ``x``. Returns a one-line summary."""
+    if x is None:
+        raise TypeError("x must be the input batch, a tensor of shape (n, 64)")
+    model = build_deep_mlp(depth, recipe)
+    forward, backward = signal_at_init(model, x)
+    color = RECIPE_COLORS[recipe]
+    index = np.arange(forward.size)
+    ax = fig.subplots()
+    _, over_f = plot_log_safe(ax, index, forward, color=color, label="forward: RMS of the stream")
+    _, over_b = plot_log_safe(ax, index, backward, color=color, ls="--",
+                              label="backward: RMS of the gradient")
+    # Plain-text tick labels (1e+06) instead of mathtext (10^6) and no minor ticks: several
+    # times faster to render, which keeps the widget's redraw inside its time budget.
+    ax.yaxis.set_major_formatter(LogFormatter(labelOnlyBase=True))
+    ax.yaxis.set_minor_locator(NullLocator())
+    shown = np.concatenate([log_safe(forward)[0], log_safe(backward)[0]])
+    ax.set_ylim(np.nanmin(shown) / 10, np.nanmax(shown) * 10)  # at least two labelled decades
+    ax.set_xlabel("after block (0 = stem)")
+    ax.set_ylabel("root mean square")
+    ax.legend(loc="lower center", fontsize=8)  # a fixed place: "best" is slow to compute
+    finding = ("the signal overflows" if over_f or over_b
+               else f"the stream grows x{forward[-1] / forward[0]:.3g}, the gradient x{backward[0] / backward[-1]:.3g}")
+    ax.set_title(f"{recipe}, {depth} layers (L = {forward.size - 1}) at initialisation: {finding}", fontsize=11)
+    describe = lambda a, over: (f"overflowed (inf or NaN) at {over} of {a.size} points" if over
+                                else f"{a[0]:.3g} -> {a[-1]:.3g} (x{a[-1] / a[0]:.3g})")
+    return (f"forward, stem to last block: {describe(forward, over_f)}\n"
+            f"backward, last block to stem: {describe(backward[::-1], over_b)}")

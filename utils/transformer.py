@@ -1,0 +1,264 @@
+"""A small transformer block built from the course's own pieces, its residual stream made
+visible, and the pre-LN against post-LN gradient measurement of notebook 08.
+
+A transformer block has two residual connections: one around self-attention and one
+around the feed-forward network (FFN). The FFN sublayer *is* the course's
+``utils.blocks.ResidualBlock``; the attention sublayer is wrapped the same way:
+
+* pre-LN:  x <- x + Attn(LN(x)),   x <- x + FFN(LN(x))
+* post-LN: x <- LN(x + Attn(x)),   x <- LN(x + FFN(x))
+
+The running x is the *residual stream*: every sublayer reads it and adds a *write* to it.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+
+from .blocks import NORM_POSITIONS, ResidualBlock
+from .validation import check_choice, check_int
+
+
+def _check_width_and_heads(d, heads) -> tuple[int, int]:
+    d = check_int("d", d, minimum=1)
+    heads = check_int("heads", heads, minimum=1)
+    if d % heads:
+        raise ValueError(f"heads must divide the width d={d} (each head gets d/heads numbers), got heads={heads}; "
+                         f"try one of {[h for h in range(1, d + 1) if d % h == 0][:8]}")
+    return d, heads
+
+
+def _check_stream(x, d: int) -> torch.Tensor:
+    if not isinstance(x, torch.Tensor) or not torch.is_floating_point(x):
+        raise TypeError(f"x must be a float torch.Tensor of shape (batch, tokens, {d}), got {type(x).__name__}")
+    if x.ndim != 3 or x.shape[-1] != d:
+        raise ValueError(f"x must have shape (batch, tokens, {d}), got {tuple(x.shape)}")
+    return x
+
+
+class SelfAttention(nn.Module):
+    """Multi-head self-attention: every token mixes in the others' values, weighted by
+    softmax(q.k / sqrt(d_head)). One Linear makes q, k and v; one Linear projects back."""
+
+    def __init__(self, d: int, heads: int):
+        super().__init__()
+        self.d, self.heads = _check_width_and_heads(d, heads)
+        self.qkv = nn.Linear(self.d, 3 * self.d)
+        self.proj = nn.Linear(self.d, self.d)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch, tokens, d = x.shape
+        q, k, v = self.qkv(x).view(batch, tokens, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d // self.heads), dim=-1)
+        mixed = (weights @ v).transpose(1, 2).reshape(batch, tokens, d)
+        return self.proj(mixed)
+
+
+class AttentionSublayer(nn.Module):
+    """Self-attention wrapped like ``ResidualBlock``: x + Attn(LN(x)) (pre) or LN(x + Attn(x)) (post)."""
+
+    def __init__(self, d: int, heads: int, norm: str = "pre"):
+        super().__init__()
+        self.norm_position = check_choice("norm", norm, NORM_POSITIONS)
+        self.norm = nn.LayerNorm(d)
+        self.attention = SelfAttention(d, heads)
+
+    def write(self, x: torch.Tensor) -> torch.Tensor:
+        """What this sublayer adds to the stream (before post-LN's normalisation)."""
+        return self.attention(self.norm(x) if self.norm_position == "pre" else x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = x + self.write(x)
+        return out if self.norm_position == "pre" else self.norm(out)
+
+
+def _ffn_write(block: ResidualBlock, x: torch.Tensor) -> torch.Tensor:
+    """What the course's ResidualBlock adds to the stream: s * F(LN(x)) or s * F(x)."""
+    inner = block.norm(x) if block.norm_position == "pre" else x
+    return block.scale * block.branch(inner)
+
+
+class TransformerBlock(nn.Module):
+    """One transformer block of width ``d``: an attention sublayer with ``heads`` heads,
+    then the course's ``ResidualBlock(d, norm)`` as the feed-forward sublayer (4d hidden,
+    GELU). Input and output have shape (batch, tokens, d)."""
+
+    def __init__(self, d: int, heads: int, norm: str = "pre"):
+        super().__init__()
+        d, heads = _check_width_and_heads(d, heads)
+        check_choice("norm", norm, NORM_POSITIONS)
+        self.d = d
+        self.attention = AttentionSublayer(d, heads, norm)
+        self.ffn = ResidualBlock(d, norm=norm)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _check_stream(x, self.d)
+        return self.ffn(self.attention(x))
+
+
+class TinyTransformer(nn.Module):
+    """``depth`` transformer blocks, then a LayerNorm (pre-LN only: post-LN blocks already
+    end in one) and a fixed random readout to ``classes`` logits per token.
+
+    Weights are Xavier-normal with zero biases, the initialisation Xiong et al. (2020)
+    analyse; the seed makes a build reproducible without touching the global torch seed.
+    The readout is a buffer, not a parameter, and both placements hand it a normalised
+    stream, so a loss on the logits means the same thing for pre-LN and post-LN.
+    """
+
+    def __init__(self, depth: int, d: int = 64, heads: int = 4, norm: str = "pre", classes: int = 16,
+                 seed: int = 0):
+        super().__init__()
+        depth = check_int("depth", depth, minimum=1)
+        d, heads = _check_width_and_heads(d, heads)
+        norm = check_choice("norm", norm, NORM_POSITIONS)
+        classes = check_int("classes", classes, minimum=2)
+        seed = check_int("seed", seed, minimum=0)
+        self.d, self.norm_position = d, norm
+        with torch.random.fork_rng(devices=[]):  # the default init draws are overwritten below
+            self.blocks = nn.ModuleList(TransformerBlock(d, heads, norm) for _ in range(depth))
+        self.final_norm = nn.LayerNorm(d) if norm == "pre" else nn.Identity()
+        generator = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            for module in self.modules():
+                if isinstance(module, nn.Linear):
+                    std = math.sqrt(2.0 / (module.in_features + module.out_features))
+                    module.weight.normal_(0.0, std, generator=generator)
+                    module.bias.zero_()
+        self.register_buffer("readout", torch.randn(d, classes, generator=generator) / math.sqrt(d))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _check_stream(x, self.d)
+        for block in self.blocks:
+            x = block(x)
+        return self.final_norm(x) @ self.readout
+
+
+@torch.no_grad()
+def residual_stream(model: TinyTransformer, x: torch.Tensor) -> dict:
+    """Follow the residual stream through ``model`` on input ``x``.
+
+    Returns a dict of lists with one entry per sublayer (attention of block 1, FFN of
+    block 1, attention of block 2, ...): ``"sublayer"`` names it, ``"stream"`` is the
+    RMS of the stream it reads, ``"write"`` the RMS of what it adds, and ``"ratio"``
+    write/stream; ``"final"`` is the RMS of the stream leaving the last block. RMS is the
+    root mean square over all numbers, i.e. a vector's norm divided by sqrt(d).
+    """
+    if not isinstance(model, TinyTransformer):
+        raise TypeError(f"model must be a TinyTransformer, got {type(model).__name__}")
+    x = _check_stream(x, model.d)
+    rms = lambda t: float(t.pow(2).mean().sqrt())
+    out = {"sublayer": [], "stream": [], "write": [], "ratio": []}
+    for index, block in enumerate(model.blocks, start=1):
+        for name, sublayer, write in (("attention", block.attention, block.attention.write),
+                                      ("FFN", block.ffn, lambda t: _ffn_write(block.ffn, t))):
+            w = write(x)
+            out["sublayer"].append(f"{name} {index}")
+            out["stream"].append(rms(x))
+            out["write"].append(rms(w))
+            out["ratio"].append(rms(w) / rms(x))
+            x = sublayer(x)
+    out["final"] = rms(x)
+    return out
+
+
+def last_block_gradient(depth: int, norm: str, *, d: int = 64, heads: int = 4, tokens: int = 8,
+                        samples: int = 8, seed: int = 0) -> float:
+    """How hard the loss pulls on the last block at initialisation: the Frobenius norm of
+    the gradient of one sequence's loss with respect to the last block's FFN output
+    weight (W^{2,L} in Xiong et al. 2020), averaged over ``samples`` random sequences.
+
+    Each sequence is ``tokens`` random N(0, 1) vectors; its loss is the cross-entropy of
+    the fixed random readout at the last token against a random label (the same loss for
+    both placements). Per-sequence norms are averaged, not gradients, so the number does
+    not depend on how alike the sequences become in a deep random network. Xiong et al.
+    show it stays flat in depth for post-LN and shrinks like 1/sqrt(L) for pre-LN.
+    """
+    model = TinyTransformer(depth, d, heads, norm, seed=seed)
+    tokens = check_int("tokens", tokens, minimum=1)
+    samples = check_int("samples", samples, minimum=1)
+    generator = torch.Generator().manual_seed(seed + 1_000)
+    x = torch.randn(samples, tokens, model.d, generator=generator)
+    labels = torch.randint(model.readout.shape[1], (samples,), generator=generator)
+    saved = {}
+
+    def keep(module, inputs, output):
+        saved["input"] = inputs[0].detach()
+        output.register_hook(lambda grad: saved.__setitem__("grad", grad.detach()))
+
+    handle = model.blocks[-1].ffn.fc2.register_forward_hook(keep)
+    try:
+        logits = model(x)[:, -1]
+        # Summed over sequences, each sequence's loss reaches only its own last token, so
+        # its gradient for W2 is the outer product grad_i input_i^T, of norm |grad_i| |input_i|.
+        nn.functional.cross_entropy(logits, labels, reduction="sum").backward()
+    finally:
+        handle.remove()
+    per_sequence = saved["grad"][:, -1].norm(dim=-1) * saved["input"][:, -1].norm(dim=-1)
+    return float(per_sequence.mean())
+
+
+def stream_growth(stream: dict) -> tuple[float, float]:
+    """Fit the stream's variance (RMS squared) against the sublayer index with a straight
+    line; return ``(slope, r_squared)``. For pre-LN each sublayer adds a write of about the
+    same size, roughly independent of the stream, so the variance grows linearly."""
+    if not isinstance(stream, dict) or "stream" not in stream:
+        raise TypeError("stream must be the dict returned by residual_stream(model, x)")
+    variance = np.array(stream["stream"] + [stream["final"]]) ** 2
+    index = np.arange(len(variance))
+    slope, intercept = np.polyfit(index, variance, 1)
+    residual = variance - (slope * index + intercept)
+    r_squared = 1 - residual.var() / variance.var() if variance.var() > 0 else 1.0
+    return float(slope), float(r_squared)
+
+
+def draw_stream(fig, streams: dict) -> str:
+    """One panel per entry of ``streams`` (label -> ``residual_stream`` dict): the RMS of
+    the stream each sublayer reads (blue) and of what it writes (green), on a log axis."""
+    from .diagrams import BRANCH_COLOR
+    from .plotting import RESIDUAL_COLOR
+
+    if not isinstance(streams, dict) or not streams:
+        raise TypeError("streams must be a non-empty dict mapping a label to residual_stream(...) output")
+    axes = np.atleast_1d(fig.subplots(1, len(streams), sharey=True))
+    lines = []
+    for ax, (label, stream) in zip(axes, streams.items()):
+        index = np.arange(1, len(stream["stream"]) + 1)
+        ax.plot(index, stream["stream"], color=RESIDUAL_COLOR, marker="o", ms=3, label="stream read (RMS)")
+        ax.plot(index, stream["write"], color=BRANCH_COLOR, marker="s", ms=3, label="sublayer write (RMS)")
+        ax.set_yscale("log")
+        ax.set_xlabel("sublayer (attention, FFN, attention, ...)")
+        ax.set_title(label)
+        lines.append(f"{label}: stream RMS {stream['stream'][0]:.2f} -> {stream['final']:.2f}, "
+                     f"last write/stream {stream['ratio'][-1]:.3f}")
+    axes[0].set_ylabel("root mean square")
+    axes[0].legend(loc="best")
+    return "\n".join(lines)
+
+
+def draw_gradient_vs_depth(fig, depths, post, pre) -> str:
+    """Log-log plot of the last block's gradient against depth for post-LN (flat) and
+    pre-LN (falling), with a 1/sqrt(L) line through pre-LN's first point."""
+    from .plotting import PALETTE
+
+    depths = np.asarray(depths, dtype=float)
+    post, pre = np.asarray(post, dtype=float), np.asarray(pre, dtype=float)
+    if not depths.shape == post.shape == pre.shape or depths.ndim != 1:
+        raise ValueError(f"depths, post and pre must be 1-D of one length, got {depths.shape}, {post.shape}, {pre.shape}")
+    ax = fig.subplots()
+    ax.plot(depths, post, color=PALETTE[3], marker="o", label="post-LN")
+    ax.plot(depths, pre, color=PALETTE[0], marker="o", label="pre-LN")
+    ax.plot(depths, pre[0] * np.sqrt(depths[0] / depths), color="grey", ls="--", label="1/sqrt(L) through pre-LN's first point")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xticks(depths, [f"{int(d)}" for d in depths])
+    ax.set_xlabel("depth L (transformer blocks)")
+    ax.set_ylabel("|gradient of last block's W2| (Frobenius)")
+    ax.set_title("Post-LN: flat in depth; pre-LN: shrinks like 1/sqrt(L)")
+    ax.legend(loc="lower left")
+    return (f"post-LN {post[0]:.2f} -> {post[-1]:.2f} (x{post[-1] / post[0]:.2f}); "
+            f"pre-LN {pre[0]:.2f} -> {pre[-1]:.2f} (x{pre[-1] / pre[0]:.2f}); "
+            f"1/sqrt(L) predicts x{np.sqrt(depths[0] / depths[-1]):.2f}")
