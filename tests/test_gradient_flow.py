@@ -1,0 +1,191 @@
+import math
+
+import numpy as np
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+from utils import gradient_flow as gf
+from utils.blocks import make_stack
+
+
+def test_published_table_is_reproduced_to_the_fourth_decimal():
+    results = gf.published_comparison()
+    for column in ("plain", "residual"):
+        for metric in gf.METRICS:
+            printed = round(results[column][metric], 4)
+            assert abs(printed - gf.PUBLISHED[column][metric]) <= 1e-4 + 1e-9, (column, metric, printed)
+
+
+def test_published_table_prints_the_same_digits_with_two_threads():
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = gf.format_table(gf.published_comparison())
+        torch.set_num_threads(2)
+        two = gf.format_table(gf.published_comparison())
+    finally:
+        torch.set_num_threads(before)
+    assert one == two
+
+
+def test_format_table_shows_four_decimals_and_the_reference():
+    text = gf.format_table(gf.PUBLISHED, reference=gf.PUBLISHED)
+    assert "202.0742 (202.0742)" in text and "-0.0082 (-0.0082)" in text
+    with pytest.raises(ValueError, match="results"):
+        gf.format_table({"plain": gf.PUBLISHED["plain"]})
+
+
+def test_profile_of_the_published_stacks_ends_in_the_table_values():
+    stacks, inputs = gf.published_setup()
+    profile = gf.profile_stack(stacks["residual"], inputs["residual"])
+    assert profile.depth == 30
+    assert round(profile.grad_norm[0], 4) == 202.0742  # gradient with respect to the input
+    assert profile.grad_norm[-1] == pytest.approx(math.sqrt(4 * 32 * 128))  # all-ones upstream: norm 128
+    assert round(profile.act_std[-1], 4) == 1.4831
+    plain = gf.profile_stack(stacks["plain"], inputs["plain"])
+    assert abs(round(plain.grad_norm[0], 4) - 63.5118) <= 1e-4 + 1e-9
+    assert round(plain.act_mean[-1], 4) == -0.0082
+
+
+def test_streamed_profile_matches_the_whole_stack_for_every_configuration():
+    x, g = gf.probe(5, 16, 3)
+    shared = gf.WeightStream(16, 3, cache_layers=2)
+    for config in ({"residual": True, "norm": "pre", "scale": 1.0}, {"residual": False},
+                   {"residual": True, "norm": "post", "scale": 2.0},
+                   {"residual": True, "norm": "pre", "scale": "rezero"}):
+        torch.manual_seed(3)
+        whole = gf.profile_stack(make_stack(6, 16, **config), x, g)
+        streamed = gf.streamed_profile(6, 16, tokens=5, seed=3, **config)
+        reused = gf.streamed_profile(6, 16, tokens=5, seed=3, weights=shared, **config)
+        np.testing.assert_allclose(streamed.grad_norm, whole.grad_norm, rtol=1e-5)
+        np.testing.assert_allclose(streamed.act_std, whole.act_std, rtol=1e-5)
+        np.testing.assert_allclose(streamed.act_mean, whole.act_mean, rtol=1e-4, atol=1e-7)
+        np.testing.assert_array_equal(reused.grad_norm, streamed.grad_norm)
+
+
+def test_float64_streamed_profile_uses_the_same_weights_in_double_precision():
+    x, g = gf.probe(4, 16, 1)
+    torch.manual_seed(1)
+    whole = gf.profile_stack(make_stack(5, 16, residual=False).double(), x.double(), g.double())
+    streamed = gf.streamed_profile(5, 16, residual=False, tokens=4, seed=1, dtype=torch.float64)
+    np.testing.assert_allclose(streamed.grad_norm, whole.grad_norm, rtol=1e-12)
+    single = gf.streamed_profile(5, 16, residual=False, tokens=4, seed=1)
+    np.testing.assert_allclose(single.grad_norm, whole.grad_norm, rtol=1e-5)
+    with pytest.raises(ValueError, match="dtype"):
+        gf.streamed_profile(5, 16, dtype=torch.int64)
+
+
+def test_weight_stream_redraws_any_layer_identically():
+    torch.manual_seed(5)
+    stack = make_stack(4, 8)
+    stream = gf.WeightStream(8, 5)
+    block = make_stack(1, 8)[0]
+    for layer in (3, 0, 2, 3):
+        stream.load(block, layer)
+        assert torch.equal(block.fc1.weight, stack[layer].fc1.weight)
+        assert torch.equal(block.fc2.bias, stack[layer].fc2.bias)
+    with pytest.raises(ValueError, match="block must have width d=8"):
+        stream.load(make_stack(1, 4)[0], 0)
+    with pytest.raises(ValueError, match="layer"):
+        stream.load(block, -1)
+
+
+def test_rezero_pre_norm_passes_the_gradient_unchanged_and_post_norm_sum_loss_is_blind():
+    rezero = gf.streamed_profile(20, 32, scale="rezero", tokens=4)
+    assert np.all(rezero.gain == 1.0)  # identity stack: the gradient is the upstream one at every layer
+    ones = gf.profile_stack(make_stack(3, 32, scale="rezero"), torch.randn(2, 32))
+    assert np.all(ones.grad_norm == 8.0)  # all-ones gradient of output.sum(): sqrt(2 * 32)
+    torch.manual_seed(0)
+    post = gf.profile_stack(make_stack(5, 32, norm="post"), torch.randn(4, 32))
+    assert post.grad_norm[0] < 1e-4 * post.grad_norm[-1]  # LN output sums to 0: float noise only
+
+
+def test_plain_stack_gradient_shrinks_at_30_and_explodes_at_300_layers():
+    shallow = gf.streamed_profile(30, 128, residual=False)
+    deep = gf.streamed_profile(300, 128, residual=False)
+    assert shallow.gain[0] < 0.5 and deep.gain[0] > 10
+    assert np.all(deep.act_std[1:] < 0.3)  # the activations stay small while the gradient grows
+    residual = gf.streamed_profile(300, 128)
+    assert 1 < residual.gain[0] < 10 and residual.act_std[-1] > residual.act_std[0]
+
+
+def test_depth_sweep_equals_separate_streamed_profiles_in_the_order_given():
+    from utils.progress import Progress
+
+    with Progress(2 * 7, "sweep") as bar:
+        sweep = gf.depth_sweep([7, 2, 5], d=16, tokens=3, seed=2, norm="post", scale=2.0, progress=bar)
+    assert bar.done == 14
+    for name, residual in (("plain", False), ("residual", True)):
+        assert [p.depth for p in sweep[name]] == [7, 2, 5]
+        for depth, profile in zip([7, 2, 5], sweep[name]):
+            alone = gf.streamed_profile(depth, 16, residual=residual, norm="post", scale=2.0, tokens=3, seed=2)
+            np.testing.assert_allclose(profile.grad_norm, alone.grad_norm, rtol=1e-6)
+            np.testing.assert_array_equal(profile.act_std, alone.act_std)
+    with pytest.raises(ValueError, match="depths"):
+        gf.depth_sweep([])
+    with pytest.raises(ValueError, match="depths"):
+        gf.depth_sweep([10, 0])
+
+
+def test_bad_input_names_the_parameter():
+    with pytest.raises(ValueError, match="depth"):
+        gf.streamed_profile(0)
+    with pytest.raises(ValueError, match="depth"):
+        gf.widget_profile(-5, True, "pre", 1.0)
+    with pytest.raises(ValueError, match="norm"):
+        gf.streamed_profile(3, 8, norm="middle")
+    with pytest.raises(ValueError, match="norm"):
+        gf.widget_profile(30, True, "both", 1.0)
+    with pytest.raises(TypeError, match="residual"):
+        gf.widget_profile(30, 1, "pre", 1.0)
+    with pytest.raises(ValueError, match="scale"):
+        gf.widget_profile(30, True, "pre", "half")
+    with pytest.raises(TypeError, match="stack"):
+        gf.profile_stack([torch.nn.Identity()], torch.ones(2, 3))
+    with pytest.raises(TypeError, match="x must be a torch.Tensor"):
+        gf.profile_stack(make_stack(1, 4), np.ones((2, 4)))
+    with pytest.raises(ValueError, match="last dimension d=4"):
+        gf.profile_stack(make_stack(1, 4), torch.ones(2, 5))
+    with pytest.raises(ValueError, match="upstream"):
+        gf.profile_stack(make_stack(1, 4), torch.ones(2, 4), torch.ones(3, 4))
+    with pytest.raises(TypeError, match="x must be a torch.Tensor"):
+        gf.output_metrics(make_stack(1, 4), [1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(ValueError, match="tokens"):
+        gf.probe(0, 8, 0)
+    with pytest.raises(ValueError, match="weights must be a WeightStream for d=8"):
+        gf.streamed_profile(2, 8, weights=gf.WeightStream(4, 0))
+
+
+@pytest.mark.parametrize("depth, residual, norm, scale", [
+    (30, True, "pre", 1.0), (30, False, "post", "rezero"), (10, True, "post", 4.0),
+    (1000, True, "pre", "rezero"), (1000, False, "pre", 1.0), (1000, True, "post", 4.0)])
+def test_widget_draw_gives_a_plot_and_a_meaningful_table_at_every_setting(depth, residual, norm, scale):
+    fig = Figure()
+    text = gf.draw_gradient_flow(fig, depth=depth, residual=residual, norm=norm, scale=scale)
+    assert len(fig.axes) == 1 and fig.axes[0].get_lines()
+    assert f"blocks                   {depth}" in text
+    profile = gf.widget_profile(depth, residual, norm, scale)
+    assert np.isfinite(profile.grad_norm).all()
+    if not residual:
+        assert "norm position and scale do not apply" in text
+        assert profile is gf.widget_profile(depth, False, "post", 2.0)  # one measurement, whatever is greyed out
+    if residual and scale == "rezero" and norm == "pre":
+        assert "gain input/output        1\n" in text and "exactly 1" in text
+
+
+def test_widget_extreme_plain_depth_explodes_and_says_so_in_numbers():
+    profile = gf.widget_profile(1000, False, "pre", 1.0)
+    assert profile.gain[0] > 1e5
+    assert gf.widget_profile(1000, True, "pre", 1.0).gain[0] < 20
+
+
+def test_panel_greys_out_norm_and_scale_for_a_plain_stack():
+    panel = gf.make_panel()
+    assert panel.controls["depth"].continuous_update is False
+    assert "residual, pre-norm, scale 1" in panel.text
+    panel.controls["residual"].value = False
+    assert panel.controls["norm"].disabled and panel.controls["scale"].disabled
+    assert panel.text.startswith("configuration            plain")
+    panel.controls["residual"].value = True
+    assert not panel.controls["norm"].disabled

@@ -1,0 +1,241 @@
+"""The PyTorch blocks used from notebook 04 on: one residual block that can be wrapped
+pre-norm or post-norm, with a fixed branch scale or ReZero, its plain counterpart (the
+same layers without the skip path), and stacks of either.
+
+The branch is F(x) = Linear(4d, d)(GELU(Linear(d, 4d)(x))), with one LayerNorm per block:
+
+* pre-norm:  y = x + s * F(LN(x))
+* post-norm: y = LN(x + s * F(x))
+* plain:     y = F(LN(x))          (no skip path, no scale)
+
+Every block creates its first Linear before its second, so a seeded build draws the
+weights in a fixed order (the published 30-layer comparison depends on it).
+"""
+from __future__ import annotations
+
+import numbers
+from functools import lru_cache
+
+import numpy as np
+import torch
+from torch import nn
+
+from .validation import check_choice, check_float, check_int
+
+NORM_POSITIONS = ("pre", "post")
+REZERO = "rezero"
+
+
+def _check_d(d) -> int:
+    return check_int("d", d, minimum=1)
+
+
+def _check_input(x, d: int) -> None:
+    """Fail with a clear message before torch fails with a shape error deep inside."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch.Tensor of shape (..., {d}), got {type(x).__name__}")
+    if x.ndim == 0 or x.shape[-1] != d:
+        raise ValueError(f"x must have last dimension d={d} (the block's width), got shape {tuple(x.shape)}")
+    if not torch.is_floating_point(x):
+        raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}; use x.float()")
+
+
+def check_scale(scale):
+    """Return ``scale`` as a float, or the string ``"rezero"``; raise otherwise."""
+    if isinstance(scale, str):
+        if scale.lower() != REZERO:
+            raise ValueError(f"scale must be a number or 'rezero', got {scale!r}")
+        return REZERO
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
+        raise TypeError(f"scale must be a number or 'rezero', got {type(scale).__name__} {scale!r}")
+    return check_float("scale", scale)
+
+
+class ResidualBlock(nn.Module):
+    """y = x + s * F(LN(x)) (``norm="pre"``) or y = LN(x + s * F(x)) (``norm="post"``).
+
+    ``scale`` is a fixed number (1.0 by default) or ``"rezero"``: a learnable scalar
+    ``alpha`` that starts at 0, so a pre-norm ReZero block is exactly the identity at
+    initialisation (Bachlechner et al. 2020).
+    """
+
+    def __init__(self, d: int, norm: str = "pre", scale=1.0):
+        super().__init__()
+        self.d = _check_d(d)
+        self.norm_position = check_choice("norm", norm, NORM_POSITIONS)
+        scale = check_scale(scale)
+        self.norm = nn.LayerNorm(self.d)
+        self.fc1 = nn.Linear(self.d, 4 * self.d)  # created first: seeded builds depend on this order
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(4 * self.d, self.d)
+        if scale == REZERO:
+            self.alpha = nn.Parameter(torch.zeros(()))
+            self.fixed_scale = None
+        else:
+            self.alpha = None
+            self.fixed_scale = scale
+
+    @property
+    def scale(self) -> float:
+        """The branch scale s now (for ReZero, the current value of alpha)."""
+        return float(self.alpha.detach()) if self.alpha is not None else self.fixed_scale
+
+    def branch(self, x: torch.Tensor) -> torch.Tensor:
+        """F(x) = Linear(4d, d)(GELU(Linear(d, 4d)(x))), before scaling."""
+        return self.fc2(self.act(self.fc1(x)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _check_input(x, self.d)
+        s = self.alpha if self.alpha is not None else self.fixed_scale
+        if self.norm_position == "pre":
+            return x + s * self.branch(self.norm(x))
+        return self.norm(x + s * self.branch(x))
+
+    def extra_repr(self) -> str:
+        scale = REZERO if self.alpha is not None else self.fixed_scale
+        return f"d={self.d}, norm={self.norm_position!r}, scale={scale!r}"
+
+
+class PlainBlock(nn.Module):
+    """The same layers as ``ResidualBlock`` in sequence, with no skip path:
+    y = Linear(4d, d)(GELU(Linear(d, 4d)(LN(x))))."""
+
+    def __init__(self, d: int):
+        super().__init__()
+        self.d = _check_d(d)
+        self.norm = nn.LayerNorm(self.d)
+        self.fc1 = nn.Linear(self.d, 4 * self.d)  # created first, as in ResidualBlock
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(4 * self.d, self.d)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _check_input(x, self.d)
+        return self.fc2(self.act(self.fc1(self.norm(x))))
+
+    def extra_repr(self) -> str:
+        return f"d={self.d}"
+
+
+def make_block(d: int, *, residual: bool = True, norm: str = "pre", scale=1.0) -> nn.Module:
+    """One block: ``ResidualBlock(d, norm, scale)`` or, with ``residual=False``,
+    ``PlainBlock(d)`` (a plain block has no skip path, so ``norm`` and ``scale`` are
+    checked but do not apply)."""
+    if not isinstance(residual, bool):
+        raise TypeError(f"residual must be True or False, got {type(residual).__name__} {residual!r}")
+    if residual:
+        return ResidualBlock(d, norm=norm, scale=scale)
+    check_choice("norm", norm, NORM_POSITIONS)
+    check_scale(scale)
+    return PlainBlock(d)
+
+
+def make_stack(depth: int, d: int, *, residual: bool = True, norm: str = "pre", scale=1.0) -> nn.Sequential:
+    """``depth`` blocks of width ``d`` in sequence, built in order (seed torch first for
+    a reproducible stack). The stack every depth experiment in the course uses."""
+    depth = check_int("depth", depth, minimum=1)
+    _check_d(d)
+    return nn.Sequential(*(make_block(d, residual=residual, norm=norm, scale=scale) for _ in range(depth)))
+
+
+# ----- notebook 04: one block on one input, and its widget --------------------------------
+
+def output_stats(block: nn.Module, x: torch.Tensor) -> dict:
+    """What one block does to ``x``: mean and (unbiased) std of input and output over all
+    entries, the relative change ||y - x|| / ||x||, and the largest deviation of any
+    token's feature mean from 0 and of its (biased, as LayerNorm uses) std from 1."""
+    if not isinstance(block, nn.Module):
+        raise TypeError(f"block must be a torch.nn.Module, got {type(block).__name__}")
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    with torch.no_grad():
+        y = block(x)
+        return {
+            "input_mean": float(x.mean()), "input_std": float(x.std()),
+            "output_mean": float(y.mean()), "output_std": float(y.std()),
+            "relative_change": float((y - x).norm() / x.norm()),
+            "token_mean_off": float(y.mean(dim=-1).abs().max()),
+            "token_std_off": float((y.std(dim=-1, unbiased=False) - 1).abs().max()),
+        }
+
+
+DEMO_D = 128
+DEMO_SEED = 0
+
+
+def demo_input() -> torch.Tensor:
+    """Notebook 04's random input: 64 token vectors of width 128, standard normal (seed 1)."""
+    return torch.randn(64, DEMO_D, generator=torch.Generator().manual_seed(DEMO_SEED + 1))
+
+
+def demo_block(norm: str = "pre", scale=1.0) -> ResidualBlock:
+    """Notebook 04's block for one configuration, always with the same weights (built
+    after seed 0 without touching the global random state)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(DEMO_SEED)
+        return ResidualBlock(DEMO_D, norm=norm, scale=scale)
+
+
+@lru_cache(maxsize=32)
+def _demo_result(norm: str, scale) -> tuple[np.ndarray, np.ndarray, dict]:
+    block = demo_block(norm, scale)
+    x = demo_input()
+    with torch.no_grad():
+        y = block(x)
+    # The first 16 tokens (2048 points) are plenty for the picture and keep redraws fast.
+    return x[:16].flatten().numpy(), y[:16].flatten().numpy(), output_stats(block, x)
+
+
+def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False) -> str:
+    """Widget draw function of notebook 04: output entries against input entries (the
+    diagonal is the identity) for one block configuration on ``demo_input()``; returns
+    the statistics (over the whole input) as text."""
+    from . import plotting
+
+    if not isinstance(rezero, bool):
+        raise TypeError(f"rezero must be True or False, got {type(rezero).__name__}")
+    norm = check_choice("norm", norm, NORM_POSITIONS)
+    scale = REZERO if rezero else check_scale(scale)
+    xs, ys, stats = _demo_result(norm, scale)
+    plotting.use_fixed_margins(fig, left=0.12, right=0.97, bottom=0.14, top=0.9)  # faster than constrained
+    ax = fig.subplots()
+    ax.plot(xs, ys, ".", ms=2, alpha=0.5, color=plotting.RESIDUAL_COLOR, label="one entry")
+    lim = float(max(abs(xs).max(), abs(ys).max())) * 1.05
+    ax.plot([-lim, lim], [-lim, lim], "--", color="grey", lw=1, label="y = x (identity)")
+    ax.set_xlim(-lim, lim)
+    ax.set_ylim(-lim, lim)
+    ax.set_xlabel("input entry x")
+    ax.set_ylabel("output entry y")
+    ax.legend(loc="upper left", fontsize=8)
+    ax.set_title(f"The output moved {stats['relative_change']:.3f} of the input's size")
+    formula = {"pre": "y = x + s * F(LN(x))", "post": "y = LN(x + s * F(x))"}[norm]
+    scale_text = "ReZero: s = alpha, learnable, 0 at init" if rezero else f"s = {scale:g} (fixed)"
+    lines = [f"{formula}   with {scale_text}",
+             f"input : mean {stats['input_mean']:+.4f}  std {stats['input_std']:.4f}",
+             f"output: mean {stats['output_mean']:+.4f}  std {stats['output_std']:.4f}",
+             f"||y - x|| / ||x|| = {stats['relative_change']:.4f}"]
+    if rezero and norm == "pre":
+        lines.append("alpha = 0: the branch is switched off and y equals x exactly (identity).")
+    elif rezero:
+        lines.append("alpha = 0 but post-norm still normalises: y = LN(x), not x itself.")
+    return "\n".join(lines)
+
+
+def make_block_panel(norm: str = "pre", scale: float = 1.0, rezero: bool = False):
+    """Notebook 04's widget: norm position, fixed scale, ReZero (which greys out the scale)."""
+    import ipywidgets as widgets
+
+    from .widgets import LivePlot
+
+    controls = {
+        "norm": widgets.ToggleButtons(options=[("pre-norm", "pre"), ("post-norm", "post")], value=norm,
+                                      description="norm"),
+        "scale": widgets.FloatSlider(value=scale, min=0.0, max=3.0, step=0.1, description="scale s"),
+        "rezero": widgets.Checkbox(value=rezero, description="ReZero (s = alpha, 0 at init)"),
+    }
+
+    def grey_out(_change=None):
+        controls["scale"].disabled = controls["rezero"].value
+
+    controls["rezero"].observe(grey_out, names="value")
+    grey_out()
+    return LivePlot(draw_block, controls, width=6, height=4.5)

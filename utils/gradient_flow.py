@@ -1,0 +1,481 @@
+"""How gradients and activations travel through deep stacks of the blocks in
+``utils.blocks``: the published 30-layer comparison, the gradient norm and activation
+statistics at every layer, sweeps over depth, and the draw function of notebook 05's widget.
+
+Two ways to measure one stack, giving the same numbers:
+
+* ``profile_stack`` runs any ``nn.Sequential`` with autograd keeping every layer's
+  activation (simple; memory grows with depth times width squared for the weights).
+* ``streamed_profile`` never holds more than one block: it draws each block's weights
+  from a seeded generator in the same order as ``make_stack``, remembers the generator's
+  state per layer, and redraws the block on the way back to compute its vector-Jacobian
+  product. A 1000-layer stack of width 128 (132 million weights, 528 MB) so costs a few MB.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import torch
+from matplotlib import ticker
+from torch import nn
+
+from . import plotting
+from .blocks import REZERO, check_scale, make_block, make_stack
+from .validation import check_choice, check_int
+
+METRICS = ("output_norm", "gradient_norm", "output_mean", "output_std")
+
+# The source article's table ("Practical implementation"); see CURRICULUM.md, section 05.
+PUBLISHED = {
+    "plain": {"output_norm": 22.9232, "gradient_norm": 63.5118, "output_mean": -0.0082, "output_std": 0.1789},
+    "residual": {"output_norm": 189.8797, "gradient_norm": 202.0742, "output_mean": 0.0353, "output_std": 1.4831},
+}
+
+# The widget's fixed probe: width 128 as in the published table, 16 token vectors.
+WIDGET_D = 128
+WIDGET_TOKENS = 16
+WIDGET_SEED = 0
+
+
+def published_setup() -> tuple[dict, dict]:
+    """The published 30-layer configuration with its exact seeding order: seed 42, build
+    the residual stack (d = 128, pre-norm, scale 1.0); seed 42 again, build the plain
+    stack; then, without reseeding, one input ``randn(4, 32, 128)`` for the residual stack
+    and a fresh one for the plain stack. Returns ``(stacks, inputs)``, two dicts keyed
+    ``"plain"`` and ``"residual"``. Seeds torch's global generator (it is the recipe)."""
+    torch.manual_seed(42)
+    residual = make_stack(30, 128, residual=True, norm="pre", scale=1.0)
+    torch.manual_seed(42)
+    plain = make_stack(30, 128, residual=False)
+    x_residual = torch.randn(4, 32, 128)
+    x_plain = torch.randn(4, 32, 128)
+    return {"plain": plain, "residual": residual}, {"plain": x_plain, "residual": x_residual}
+
+
+def output_metrics(stack: nn.Module, x: torch.Tensor) -> dict:
+    """The four numbers of the published table for one stack and input, with loss =
+    output.sum(): output_norm, gradient_norm (of the loss with respect to ``x``),
+    output_mean and output_std (torch's default, unbiased)."""
+    if not isinstance(stack, nn.Module):
+        raise TypeError(f"stack must be a torch.nn.Module, got {type(stack).__name__}")
+    _check_tokens("x", x)
+    x = x.detach().clone().requires_grad_(True)
+    y = stack(x)
+    (grad,) = torch.autograd.grad(y.sum(), x)
+    y = y.detach()
+    return {"output_norm": float(y.norm()), "gradient_norm": float(grad.norm()),
+            "output_mean": float(y.mean()), "output_std": float(y.std())}
+
+
+def published_comparison() -> dict:
+    """Recompute the published 30-layer table (``published_setup``; loss = output.sum()).
+    Returns ``{"plain": {...}, "residual": {...}}`` with the four metrics of ``METRICS``."""
+    stacks, inputs = published_setup()
+    return {name: output_metrics(stacks[name], inputs[name]) for name in ("plain", "residual")}
+
+
+def format_table(results: dict, *, reference: dict | None = None) -> str:
+    """The comparison as a fixed-width text table with 4 decimals (stable in stored
+    outputs); with ``reference`` (e.g. ``PUBLISHED``) each value is followed by the
+    published one."""
+    columns = ("plain", "residual")
+    for column in columns:
+        if column not in results:
+            raise ValueError(f"results must have keys 'plain' and 'residual', got {sorted(results)}")
+    header = f"{'metric':<15}" + "".join(f"{c:>22}" for c in columns)
+    lines = [header, "-" * len(header)]
+    for metric in METRICS:
+        cells = []
+        for column in columns:
+            cell = f"{results[column][metric]:.4f}"
+            if reference is not None:
+                cell += f" ({reference[column][metric]:.4f})"
+            cells.append(f"{cell:>22}")
+        lines.append(f"{metric:<15}" + "".join(cells))
+    if reference is not None:
+        lines.append("(in brackets: the published value)")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class LayerProfile:
+    """What happens at every layer of one stack for one input.
+
+    Index 0 is the stack's input, index ``depth`` its output (``depth + 1`` entries):
+    ``grad_norm[l]`` is the norm of the loss gradient with respect to the input of block
+    ``l + 1`` (the output for ``l = depth``); ``act_mean[l]`` and ``act_std[l]`` are the
+    mean and (unbiased) standard deviation of that activation over all its entries.
+    """
+
+    grad_norm: np.ndarray
+    act_mean: np.ndarray
+    act_std: np.ndarray
+
+    @property
+    def depth(self) -> int:
+        """Number of blocks."""
+        return len(self.grad_norm) - 1
+
+    @property
+    def gain(self) -> np.ndarray:
+        """``grad_norm`` divided by the gradient norm at the output: how much the gradient
+        has grown (> 1) or shrunk (< 1) on its way back to each layer."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self.grad_norm / self.grad_norm[-1]
+
+
+def _check_tokens(name: str, x, d: int | None = None) -> None:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if not torch.is_floating_point(x):
+        raise TypeError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
+    if d is not None and (x.ndim == 0 or x.shape[-1] != d):
+        raise ValueError(f"{name} must have last dimension d={d}, got shape {tuple(x.shape)}")
+
+
+def _stats(x: torch.Tensor) -> tuple[float, float]:
+    return float(x.mean()), float(x.std())
+
+
+def profile_stack(stack: nn.Sequential, x: torch.Tensor, upstream: torch.Tensor | None = None) -> LayerProfile:
+    """Run ``x`` through ``stack`` keeping every block's input, back-propagate the loss
+    ``(output * upstream).sum()`` (``upstream=None`` means all ones: loss = output.sum(),
+    as in the published table) and return the ``LayerProfile``. ``x`` is not modified."""
+    if not isinstance(stack, nn.Sequential) or len(stack) == 0:
+        raise TypeError(f"stack must be a non-empty nn.Sequential (see blocks.make_stack), got {type(stack).__name__}")
+    _check_tokens("x", x)
+    activations = [x.detach().clone().requires_grad_(True)]
+    for block in stack:
+        activations.append(block(activations[-1]))
+    output = activations[-1]
+    if upstream is None:
+        upstream = torch.ones_like(output)
+    _check_tokens("upstream", upstream)
+    if upstream.shape != output.shape:
+        raise ValueError(f"upstream must have the output's shape {tuple(output.shape)}, got {tuple(upstream.shape)}")
+    grads = torch.autograd.grad((output * upstream).sum(), activations)  # no weight gradients needed
+    grads = [float(grad.norm()) for grad in grads]
+    stats = np.array([_stats(a.detach()) for a in activations])
+    return LayerProfile(np.array(grads), stats[:, 0].copy(), stats[:, 1].copy())
+
+
+class WeightStream:
+    """The weights of blocks 1, 2, 3, ... of ``make_stack(..., d)`` built after
+    ``torch.manual_seed(seed)``, drawn on demand into one template block instead of held
+    all at once. It remembers the generator's state before every layer it has drawn, so
+    any layer can be drawn again later, and keeps the first ``cache_layers`` layers'
+    weights in memory (about 0.5 MB each at d = 128) so that repeated shallow
+    measurements (a widget) do not draw them again. The weights do not depend on the
+    wiring (plain, pre-norm, post-norm, scale), so one stream serves every configuration.
+    A float64 block gets the same float32 draws, converted."""
+
+    def __init__(self, d: int = 128, seed: int = 0, *, cache_layers: int = 0):
+        self.d = check_int("d", d, minimum=1)
+        self.seed = check_int("seed", seed, minimum=0)
+        self.cache_layers = check_int("cache_layers", cache_layers, minimum=0)
+        self._generator = torch.Generator().manual_seed(self.seed)
+        self._states = [self._generator.get_state()]  # _states[l]: state before layer l is drawn
+        self._cache: dict[int, tuple[torch.Tensor, ...]] = {}
+        self._scratch: tuple[torch.Tensor, ...] | None = None
+
+    def _draw(self, block: nn.Module, layer: int) -> None:
+        self._generator.set_state(self._states[layer])
+        targets = self._parameters_of(block)
+        direct = targets[0].dtype == torch.float32
+        if not direct and self._scratch is None:  # float32 draws, copied into e.g. a float64 block
+            self._scratch = tuple(torch.empty(t.shape) for t in targets)
+        drawn = targets if direct else self._scratch
+        for weight, bias in (drawn[:2], drawn[2:]):  # exactly nn.Linear's default initialisation
+            nn.init.kaiming_uniform_(weight, a=math.sqrt(5), generator=self._generator)
+            bound = 1 / math.sqrt(weight.shape[1])
+            nn.init.uniform_(bias, -bound, bound, generator=self._generator)
+        if not direct:
+            for target, value in zip(targets, drawn):
+                target.copy_(value)
+        if layer + 1 == len(self._states):
+            self._states.append(self._generator.get_state())
+        if layer < self.cache_layers:
+            self._cache[layer] = tuple(t.detach().clone() for t in drawn)
+
+    @staticmethod
+    def _parameters_of(block: nn.Module) -> tuple[torch.Tensor, ...]:
+        return block.fc1.weight, block.fc1.bias, block.fc2.weight, block.fc2.bias
+
+    @torch.no_grad()
+    def load(self, block: nn.Module, layer: int) -> None:
+        """Give ``block`` (a ResidualBlock or PlainBlock of width d) the weights of layer
+        ``layer`` (0 = first block)."""
+        layer = check_int("layer", layer, minimum=0)
+        if getattr(block, "d", None) != self.d:
+            raise ValueError(f"block must have width d={self.d}, got {getattr(block, 'd', None)}")
+        if layer in self._cache:
+            for target, value in zip(self._parameters_of(block), self._cache[layer]):
+                target.copy_(value)
+            return
+        for earlier in range(len(self._states) - 1, layer):  # layers never drawn before
+            self._draw(block, earlier)
+        self._draw(block, layer)
+
+
+def probe(tokens: int, d: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The input ``x`` and the upstream gradient ``g`` (both standard normal, shape
+    ``(tokens, d)``) that ``streamed_profile`` uses: drawn from their own generator seeded
+    ``seed + 1``, so they do not depend on how many weights were drawn."""
+    tokens = check_int("tokens", tokens, minimum=1)
+    d = check_int("d", d, minimum=1)
+    seed = check_int("seed", seed, minimum=0)
+    generator = torch.Generator().manual_seed(seed + 1)
+    x = torch.randn(tokens, d, generator=generator)
+    g = torch.randn(tokens, d, generator=generator)
+    return x, g
+
+
+def streamed_profile(depth: int, d: int = 128, *, residual: bool = True, norm: str = "pre", scale=1.0,
+                     tokens: int = 16, seed: int = 0, weights: WeightStream | None = None,
+                     dtype: torch.dtype = torch.float32) -> LayerProfile:
+    """The ``LayerProfile`` of ``make_stack(depth, d, ...)`` built after
+    ``torch.manual_seed(seed)``, for the input and upstream gradient of ``probe(tokens, d,
+    seed)``, holding one block at a time (memory independent of depth, apart from one
+    ``tokens x d`` activation per layer). The loss is ``(output * g).sum()``, a random
+    projection of the output, which every configuration feels (output.sum() does not:
+    a post-norm output sums to zero over each token's features whatever the input).
+    Pass ``weights`` (a WeightStream for the same d and seed) to reuse drawn weights, and
+    ``dtype=torch.float64`` to redo the arithmetic in double precision (same weights).
+    Non-finite values (overflow) are kept as inf/NaN so a plot can show them."""
+    depth = check_int("depth", depth, minimum=1)
+    if dtype not in (torch.float32, torch.float64):
+        raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
+    x, g = probe(tokens, d, seed)
+    x, g = x.to(dtype), g.to(dtype)
+    if weights is None:
+        weights = WeightStream(d, seed)
+    elif not isinstance(weights, WeightStream):
+        raise TypeError(f"weights must be a WeightStream or None, got {type(weights).__name__}")
+    elif (weights.d, weights.seed) != (d, seed):
+        raise ValueError(f"weights must be a WeightStream for d={d}, seed={seed}; "
+                         f"got d={weights.d}, seed={weights.seed}")
+    # A template block of the right kind; built without touching the global random state.
+    with torch.random.fork_rng(devices=[]):
+        block = make_block(d, residual=residual, norm=norm, scale=scale).to(dtype)
+    block.requires_grad_(False)
+    activations = [x]
+    with torch.no_grad():
+        for layer in range(depth):
+            weights.load(block, layer)
+            activations.append(block(activations[-1]))
+    stats = np.array([_stats(a) for a in activations])
+    grad, norms = g, [float(g.norm())]  # only the current gradient is kept, and every norm
+    for layer in reversed(range(depth)):
+        weights.load(block, layer)
+        inp = activations[layer].requires_grad_(True)
+        (grad,) = torch.autograd.grad(block(inp), inp, grad)
+        activations[layer + 1] = None  # no longer needed: free it as we go
+        norms.append(float(grad.norm()))
+    grad_norm = np.array(norms[::-1])
+    return LayerProfile(grad_norm, stats[:, 0].copy(), stats[:, 1].copy())
+
+
+def depth_sweep(depths, *, d: int = 128, norm: str = "pre", scale=1.0, tokens: int = 16, seed: int = 0,
+                progress=None) -> dict:
+    """``streamed_profile`` of a plain and a residual stack at every depth in ``depths``,
+    computed in one pass. The stacks are nested (the first D blocks of every deeper stack
+    are the depth-D stack, as ``streamed_profile`` builds them), the plain and residual
+    blocks share weights, and every block acts on each token separately, so one forward
+    pass through the deepest stack and one backward pass, carrying one gradient per depth
+    side by side, give exactly the separate measurements with a fraction of the weight
+    draws. Returns ``{"plain": [LayerProfile, ...], "residual": [...]}`` in the order of
+    ``depths``; ``progress`` (a utils.progress.Progress with ``2 * max(depths)`` steps)
+    advances once per block forward and once per block backward."""
+    depths = [check_int("depths[]", depth, minimum=1) for depth in depths]
+    if not depths:
+        raise ValueError("depths must list at least one depth, e.g. [10, 100, 1000]")
+    deepest = max(depths)
+    x, g = probe(tokens, d, seed)
+    weights = WeightStream(d, seed)
+    with torch.random.fork_rng(devices=[]):
+        templates = {"plain": make_block(d, residual=False),
+                     "residual": make_block(d, residual=True, norm=norm, scale=scale)}
+    for name in ("norm", "fc1", "fc2"):  # one set of weights, loaded once per layer, serves both
+        setattr(templates["plain"], name, getattr(templates["residual"], name))
+    for block in templates.values():
+        block.requires_grad_(False)
+    activations = {name: [x] for name in templates}
+    done = 0
+
+    def advance(steps_done: int) -> None:
+        nonlocal done
+        if progress is not None and (steps_done - done >= 50 or steps_done == 2 * deepest):
+            progress.advance(steps_done - done)
+            done = steps_done
+
+    with torch.no_grad():
+        for layer in range(deepest):
+            weights.load(templates["residual"], layer)
+            for name, block in templates.items():
+                activations[name].append(block(activations[name][-1]))
+            advance(layer + 1)
+    stats = {name: np.array([_stats(a) for a in activations[name]]) for name in templates}
+    chains = sorted(set(depths))
+    current = {name: {} for name in templates}  # current[name][D]: gradient of the depth-D chain now
+    norms = {name: {depth: [float(g.norm())] for depth in chains} for name in templates}
+    for layer in reversed(range(deepest)):
+        weights.load(templates["residual"], layer)
+        for depth in chains:
+            if depth == layer + 1:  # the depth-D stack's output is x_D: its chain starts here
+                for name in templates:
+                    current[name][depth] = g
+        active = [depth for depth in chains if depth > layer]
+        for name, block in templates.items():
+            inp = activations[name][layer].repeat(len(active), 1).requires_grad_(True)
+            upstream = torch.cat([current[name][depth] for depth in active])
+            (grad,) = torch.autograd.grad(block(inp), inp, upstream)
+            for depth, part in zip(active, grad.split(len(x))):
+                current[name][depth] = part
+                norms[name][depth].append(float(part.norm()))
+            activations[name][layer + 1] = None  # no longer needed: free it as we go
+        advance(2 * deepest - layer)
+    return {name: [LayerProfile(np.array(norms[name][depth][::-1]), stats[name][: depth + 1, 0].copy(),
+                                stats[name][: depth + 1, 1].copy()) for depth in depths]
+            for name in ("plain", "residual")}
+
+
+# ----- notebook 05's widget -------------------------------------------------------------
+
+SCALE_CHOICES = (("ReZero (learnable, 0 at init)", REZERO), ("0.1", 0.1), ("0.5", 0.5), ("1.0", 1.0),
+                 ("2.0", 2.0), ("4.0", 4.0))
+
+
+_WIDGET_WEIGHTS = WeightStream(WIDGET_D, WIDGET_SEED, cache_layers=32)  # 32 layers: about 17 MB
+
+
+@lru_cache(maxsize=64)
+def _cached_profile(depth: int, residual: bool, norm: str, scale) -> LayerProfile:
+    return streamed_profile(depth, WIDGET_D, residual=residual, norm=norm, scale=scale,
+                            tokens=WIDGET_TOKENS, seed=WIDGET_SEED, weights=_WIDGET_WEIGHTS)
+
+
+def widget_profile(depth: int, residual: bool, norm: str, scale) -> LayerProfile:
+    """The widget's measurement (width 128, 16 tokens, seed 0), cached per configuration.
+    A plain stack has no norm position or scale, so those do not enter its cache key."""
+    depth = check_int("depth", depth, minimum=1)
+    if not isinstance(residual, bool):
+        raise TypeError(f"residual must be True or False, got {type(residual).__name__}")
+    norm = check_choice("norm", norm, ("pre", "post"))
+    scale = check_scale(scale)
+    if not residual:
+        norm, scale = "pre", 1.0
+    return _cached_profile(depth, residual, norm, scale)
+
+
+def describe(residual: bool, norm: str, scale) -> str:
+    """A short name of one configuration, e.g. 'residual, pre-norm, scale 1.0'."""
+    if not residual:
+        return "plain (no skip path; norm position and scale do not apply)"
+    scale = check_scale(scale)
+    scale_text = "ReZero (alpha = 0 at init)" if scale == REZERO else f"scale {scale:g}"
+    return f"residual, {norm}-norm, {scale_text}"
+
+
+def summary_text(profile: LayerProfile, residual: bool, norm: str, scale) -> str:
+    """The widget's small table: gradient and activation numbers of one profile, with a
+    note where a number has a special meaning (identity at init, overflow)."""
+    gain = profile.gain
+    finite = np.isfinite(profile.grad_norm).all() and np.isfinite(profile.act_std).all()
+    rows = [
+        ("configuration", describe(residual, norm, scale)),
+        ("blocks", f"{profile.depth}"),
+        ("grad norm at output", f"{profile.grad_norm[-1]:.4g}"),
+        ("grad norm at input", f"{profile.grad_norm[0]:.4g}"),
+        ("gain input/output", f"{gain[0]:.4g}"),
+        ("smallest / largest gain", f"{np.nanmin(gain):.4g} / {np.nanmax(gain):.4g}"),
+        ("activation std in / out", f"{profile.act_std[0]:.4g} / {profile.act_std[-1]:.4g}"),
+    ]
+    width = max(len(name) for name, _ in rows)
+    lines = [f"{name:<{width}}  {value}" for name, value in rows]
+    if residual and scale == REZERO and norm == "pre":
+        lines.append("note: at init alpha = 0, every block is the identity, so the gradient reaches "
+                     "every layer unchanged (gain exactly 1).")
+    elif residual and scale == REZERO:
+        lines.append("note: at init alpha = 0, every post-norm block is just LayerNorm: y = LN(x). "
+                     "The first one normalises; the rest barely change anything.")
+    if not finite:
+        lines.append("warning: some values overflowed float32 (inf/NaN); the plot marks them.")
+    return "\n".join(lines)
+
+
+def _short_number(value: float, _position=None) -> str:
+    """Tick label: 0.5, 2, 1e8, 1e-6 (no mathtext, no '+' and no leading zeros)."""
+    if 1e-3 <= value < 1e4:
+        return f"{value:g}"
+    mantissa, exponent = f"{value:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def _plain_log_ticks(ax, values) -> None:
+    """Log-axis ticks as plain text without minor ticks (much faster to draw than the
+    default mathtext labels): powers of ten over a wide range, a few round numbers when
+    the values span less than a factor of 20, and at least a factor of 2 in view so a
+    flat line sits in the middle with labelled ticks around it."""
+    clipped, _, _ = plotting.log_safe(values)
+    low, high = float(np.nanmin(clipped)), float(np.nanmax(clipped))
+    if high / low < 2:
+        middle = math.sqrt(low * high)
+        ax.set_ylim(middle / 1.5, middle * 1.5)
+    low, high = ax.get_ylim()
+    if high / low < 20:
+        ax.yaxis.set_major_locator(ticker.MaxNLocator(nbins=5))
+    else:
+        ax.yaxis.set_major_locator(ticker.LogLocator(base=10, numticks=8))
+    ax.yaxis.set_major_formatter(ticker.FuncFormatter(_short_number))
+    ax.yaxis.set_minor_locator(ticker.NullLocator())
+
+
+def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = "pre", scale=1.0) -> str:
+    """Widget draw function: the gradient gain at every layer of one configuration (log
+    axis, under/overflow marked); returns the summary table (with activation stds)."""
+    profile = widget_profile(depth, residual, norm, scale)
+    color = plotting.RESIDUAL_COLOR if residual else plotting.PLAIN_COLOR
+    # Fixed margins and plain tick labels: constrained layout and mathtext log labels
+    # would make each redraw several times slower.
+    plotting.use_fixed_margins(fig, left=0.13, right=0.97, bottom=0.14, top=0.9)
+    ax = fig.subplots()
+    under, over = plotting.plot_log_safe(ax, np.arange(profile.depth + 1), profile.gain, color=color,
+                                         label="gradient gain")
+    ax.axhline(1.0, color="grey", lw=1, ls="--")
+    gain0 = profile.gain[0]
+    ax.set_title(f"Gradient at the input: x{gain0:.3g} the output's" if np.isfinite(gain0)
+                 else "The gradient overflowed on its way back")
+    ax.set_xlabel("layer (0 = input)")
+    ax.set_ylabel("|grad at layer| / |grad at output|")
+    _plain_log_ticks(ax, profile.gain)
+    if under or over:  # only then is there something for a legend to explain
+        ax.legend(loc="best", fontsize=8)
+    return summary_text(profile, residual, norm, scale)
+
+
+def make_panel(depth: int = 30, residual: bool = True, norm: str = "pre", scale=1.0):
+    """Notebook 05's widget: depth (10-1000, redraws on release), residual on/off, norm
+    position and scale; norm and scale are greyed out for a plain stack."""
+    import ipywidgets as widgets
+
+    from .widgets import LivePlot
+
+    controls = {
+        "depth": widgets.IntSlider(value=depth, min=10, max=1000, step=10, description="depth",
+                                   continuous_update=False),
+        "residual": widgets.Checkbox(value=residual, description="residual (skip path)"),
+        "norm": widgets.ToggleButtons(options=[("pre-norm", "pre"), ("post-norm", "post")], value=norm,
+                                      description="norm"),
+        "scale": widgets.Dropdown(options=list(SCALE_CHOICES), value=scale, description="scale"),
+    }
+
+    def grey_out(_change=None):
+        controls["norm"].disabled = not controls["residual"].value
+        controls["scale"].disabled = not controls["residual"].value
+
+    controls["residual"].observe(grey_out, names="value")
+    grey_out()
+    return LivePlot(draw_gradient_flow, controls, width=7, height=3.6)
