@@ -14,10 +14,18 @@ def _shows_widget(cell) -> bool:
     return any(WIDGET_VIEW in output.get("data", {}) for output in cell.get("outputs", []))
 
 
+# nbval waits only 5 s for each output message once a cell has replied; on a loaded 2-core
+# machine (two notebooks under xdist, a browser test beside them) a message can take longer.
+OUTPUT_TIMEOUT = 60
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         cell = getattr(item, "cell", None)
-        if cell is not None and hasattr(item, "options") and _shows_widget(cell):
+        if cell is None or not hasattr(item, "options"):
+            continue
+        item.output_timeout = OUTPUT_TIMEOUT
+        if _shows_widget(cell):
             item.options["check"] = False
 
 

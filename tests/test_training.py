@@ -6,7 +6,7 @@ from torch import nn
 
 from utils.data import load_digits_split
 from utils.progress import Progress
-from utils.training import evaluate, train
+from utils.training import evaluate, layer_gradient_norms, train
 
 
 def small_model(seed=0):
@@ -96,3 +96,48 @@ def test_bad_input_names_the_parameter(data):
         evaluate(model, data.x_train, data.y_test)
     with pytest.raises(TypeError, match="progress"):
         train(model, data.x_train, data.y_train, steps=1, progress=5)
+
+
+def test_layer_gradient_norms_match_a_hand_computed_gradient():
+    # One Linear layer with zero weights: logits are 0, softmax is uniform (1/2, 1/2), so
+    # dL/dW = (p - onehot) x^T averaged over the batch.
+    model = nn.Linear(2, 2, bias=False)
+    with torch.no_grad():
+        model.weight.zero_()
+    x = torch.tensor([[3.0, 4.0]])
+    y = torch.tensor([0])
+    (norm,) = layer_gradient_norms(model, x, y)
+    expected = torch.tensor([[-0.5], [0.5]]) @ x
+    assert norm == pytest.approx(float(expected.norm()), rel=1e-6)
+    assert model.weight.grad is None and model.training
+
+
+def test_layer_gradient_norms_lists_every_linear_layer_and_restores_mode(data):
+    model = small_model().eval()
+    norms = layer_gradient_norms(model, data.x_train[:32], data.y_train[:32])
+    assert len(norms) == 2 and all(n > 0 for n in norms)
+    assert not model.training
+    with pytest.raises(ValueError, match="Linear"):
+        layer_gradient_norms(nn.ReLU(), data.x_train[:4], data.y_train[:4])
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_training_matches_torch_sgd_bit_for_bit(data, momentum):
+    from utils.mlp import make_mlp
+
+    ours = make_mlp("residual", 8, seed=0)
+    reference = make_mlp("residual", 8, seed=0)
+    losses = train(ours, data.x_train, data.y_train, steps=10, lr=0.05, momentum=momentum, seed=1)  # 10 x 128 < 1347: no reshuffle
+    optimizer = torch.optim.SGD(reference.parameters(), lr=0.05, momentum=momentum)
+    generator = torch.Generator().manual_seed(1)
+    order, position, expected = torch.randperm(len(data.x_train), generator=generator), 0, []
+    for _ in range(10):
+        index = order[position:position + 128]
+        position += 128
+        loss = nn.functional.cross_entropy(reference(data.x_train[index]), data.y_train[index])
+        expected.append(float(loss.detach()))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    assert losses == expected
+    assert all(torch.equal(a, b) for a, b in zip(ours.parameters(), reference.parameters()))

@@ -1,7 +1,9 @@
 """Train a classifier briefly and evaluate it: the one training loop of the course.
 
 Plain SGD with momentum on full tensors held in memory (no DataLoader: the data are tiny
-and a loop over index slices is several times faster on a CPU). A run that diverges is a
+and a loop over index slices is several times faster on a CPU). The update is written out
+(``_sgd_step``, the same arithmetic as ``torch.optim.SGD``, so the losses are bit-identical)
+because the first ``torch.optim`` step loads machinery that costs about 60 MB of memory. A run that diverges is a
 result to show, not a crash: the loop stops at the first non-finite loss and records it.
 """
 from __future__ import annotations
@@ -35,6 +37,23 @@ def _check_model(model) -> nn.Module:
     return model
 
 
+@torch.no_grad()
+def _sgd_step(parameters: list, buffers: list, lr: float, momentum: float) -> None:
+    """One step of SGD with momentum, in the same order of operations as torch.optim.SGD:
+    buffer = grad on the first step, then momentum * buffer + grad; parameter -= lr * buffer."""
+    for i, parameter in enumerate(parameters):
+        grad = parameter.grad
+        if grad is None:
+            continue
+        if momentum != 0:
+            if buffers[i] is None:
+                buffers[i] = grad.detach().clone()
+            else:
+                buffers[i].mul_(momentum).add_(grad, alpha=1)
+            grad = buffers[i]
+        parameter.add_(grad, alpha=-lr)
+
+
 def train(model, x, y, *, steps: int = 200, lr: float = 0.05, momentum: float = 0.9,
           batch_size: int = 128, seed: int = 0, progress=None) -> list[float]:
     """Train ``model`` in place with cross-entropy and SGD with momentum; return the
@@ -60,7 +79,8 @@ def train(model, x, y, *, steps: int = 200, lr: float = 0.05, momentum: float = 
         raise TypeError(f"progress must be a utils.progress.Progress or None, got {type(progress).__name__}")
 
     generator = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+    parameters = [p for p in model.parameters() if p.requires_grad]
+    buffers = [None] * len(parameters)
     loss_fn = nn.CrossEntropyLoss()
     model.train()
     losses: list[float] = []
@@ -79,9 +99,9 @@ def train(model, x, y, *, steps: int = 200, lr: float = 0.05, momentum: float = 
             if progress is not None:
                 progress.advance(steps - step)
             break
-        optimizer.zero_grad(set_to_none=True)
+        model.zero_grad(set_to_none=True)
         loss.backward()
-        optimizer.step()
+        _sgd_step(parameters, buffers, lr, momentum)
         if progress is not None:
             progress.advance()
     return losses
@@ -103,3 +123,26 @@ def evaluate(model, x, y) -> tuple[float, float]:
     finally:
         model.train(was_training)
     return loss, accuracy
+
+
+def layer_gradient_norms(model, x, y) -> list[float]:
+    """Norm of the cross-entropy loss's gradient with respect to the weight of every
+    Linear layer of ``model``, from input to output, for one batch ``x, y`` in training
+    mode (BatchNorm with batch statistics, as in the first training step). Shows at a
+    glance whether gradients vanish or explode on their way back to the first layer.
+    The model's gradients are cleared afterwards and its mode is restored."""
+    model = _check_model(model)
+    x, y = _as_data(x, y)
+    linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
+    if not linears:
+        raise ValueError("model must contain at least one torch.nn.Linear layer")
+    was_training = model.training
+    model.train()
+    model.zero_grad(set_to_none=True)
+    try:
+        nn.functional.cross_entropy(model(x), y).backward()
+        norms = [float(m.weight.grad.norm()) for m in linears]
+    finally:
+        model.zero_grad(set_to_none=True)
+        model.train(was_training)
+    return norms

@@ -1,0 +1,82 @@
+import pytest
+import torch
+from torch import nn
+
+from utils.mlp import MLP, PlainBlock, ResidualBlock, make_mlp, weight_layers
+
+
+@pytest.mark.parametrize("architecture", ["plain", "residual"])
+@pytest.mark.parametrize("depth", [2, 8, 20, 56])
+def test_depth_counts_weight_layers(architecture, depth):
+    model = make_mlp(architecture, depth, seed=0)
+    assert weight_layers(model) == depth
+    assert len(model.blocks) == (depth - 2) // 2
+    assert model(torch.randn(5, 64)).shape == (5, 10)
+
+
+def test_odd_depths_fit_one_layer_blocks():
+    model = make_mlp("residual", 17, width=200, in_features=1, out_features=1, block_layers=1, seed=0)
+    assert weight_layers(model) == 17 and len(model.blocks) == 15
+    assert model(torch.randn(4, 1)).shape == (4, 1)
+
+
+def test_plain_and_residual_share_weights_for_one_seed():
+    plain, residual = make_mlp("plain", 20, seed=3), make_mlp("residual", 20, seed=3)
+    plain_weights = [m.weight for m in plain.modules() if isinstance(m, nn.Linear)]
+    residual_weights = [m.weight for m in residual.modules() if isinstance(m, nn.Linear)]
+    assert all(torch.equal(a, b) for a, b in zip(plain_weights, residual_weights, strict=True))
+    assert sum(p.numel() for p in plain.parameters()) == sum(p.numel() for p in residual.parameters())
+    assert not torch.equal(make_mlp("plain", 20, seed=4).stem[0].weight, plain.stem[0].weight)
+
+
+def test_weights_are_he_normal():
+    model = make_mlp("plain", 56, seed=0)
+    weights = torch.cat([m.weight.flatten() for b in model.blocks for m in b.modules() if isinstance(m, nn.Linear)])
+    assert weights.std().item() == pytest.approx((2 / 64) ** 0.5, rel=0.02)
+    assert abs(weights.mean().item()) < 0.005
+    assert torch.equal(model.head.bias, torch.zeros(10))
+
+
+def test_residual_block_adds_its_input():
+    block = ResidualBlock(8).eval()
+    with torch.no_grad():
+        for m in block.modules():
+            if isinstance(m, nn.Linear):
+                m.weight.zero_()
+        for m in block.modules():
+            if isinstance(m, nn.BatchNorm1d):
+                m.bias.zero_()
+    x = torch.rand(3, 8)  # non-negative, like the output of the ReLU before it
+    assert torch.equal(block(x), x)  # zero branch: the block is the identity
+    plain = PlainBlock(8).eval()
+    with torch.no_grad():
+        for m in plain.modules():
+            if isinstance(m, nn.Linear):
+                m.weight.zero_()
+    assert torch.equal(plain(x), torch.zeros(3, 8))  # zero plain block: the signal is gone
+
+
+def test_seed_leaves_the_global_generator_alone():
+    torch.manual_seed(7)
+    expected = torch.rand(2)
+    torch.manual_seed(7)
+    make_mlp("residual", 8, seed=1)
+    assert torch.equal(torch.rand(2), expected)
+
+
+def test_bad_input_names_the_parameter():
+    with pytest.raises(ValueError, match="architecture"):
+        make_mlp("resnet", 8)
+    with pytest.raises(ValueError, match="depth"):
+        make_mlp("plain", 7)
+    with pytest.raises(ValueError, match="depth"):
+        make_mlp("plain", 1)
+    with pytest.raises(TypeError, match="depth"):
+        make_mlp("plain", 8.0)
+    with pytest.raises(ValueError, match="width"):
+        make_mlp("plain", 8, width=0)
+    with pytest.raises(ValueError, match="block_layers"):
+        make_mlp("plain", 8, block_layers=0)
+    with pytest.raises(TypeError, match="model"):
+        weight_layers("model")
+    assert isinstance(make_mlp("plain", 8), MLP)

@@ -1,0 +1,115 @@
+"""Lesion studies (Veit, Wilber and Belongie 2016): delete parts of a trained network at
+test time and see how much accuracy survives. A residual block can be deleted and the
+signal still flows along its skip path; a plain layer cannot, its successor then receives
+inputs it never saw in training. The lesioned network is a new module that shares its
+remaining layers (and their weights) with the original, which stays untouched; sharing
+instead of copying keeps a lesion study of hundreds of deletions fast. Use the lesioned
+network for evaluation only: training it would also change the original.
+"""
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+from torch import nn
+
+from .mlp import MLP
+from .training import evaluate
+from .validation import check_int
+
+
+def path_length_counts(n_blocks: int) -> np.ndarray:
+    """Number of paths of each length 0..n_blocks through ``n_blocks`` residual blocks.
+
+    Unrolled, every block is either skipped or passed through, so there are 2**n paths and
+    C(n, k) of them pass through exactly k branches (Veit et al. 2016): a binomial
+    distribution, most paths about n/2 blocks long. Exact integers (Python ints)."""
+    n_blocks = check_int("n_blocks", n_blocks, minimum=0, maximum=1000)
+    return np.array([math.comb(n_blocks, k) for k in range(n_blocks + 1)], dtype=object)
+
+
+def _check_mlp(model) -> MLP:
+    if not isinstance(model, MLP):
+        raise TypeError(f"model must be a utils.mlp.MLP (from make_mlp), got {type(model).__name__}")
+    return model
+
+
+def _check_indices(name: str, indices, count: int, what: str) -> list[int]:
+    if isinstance(indices, (str, bytes)) or not hasattr(indices, "__iter__"):
+        raise TypeError(f"{name} must be a list of {what} indices, got {type(indices).__name__}")
+    checked = [check_int(name, i) for i in indices]
+    for i in checked:
+        if not 0 <= i < count:
+            raise ValueError(f"{name} must hold {what} indices from 0 to {count - 1} (the model has {count} "
+                             f"{what}s), got {i}")
+    if len(set(checked)) != len(checked):
+        raise ValueError(f"{name} must not repeat an index, got {checked}")
+    return checked
+
+
+def _share(module: nn.Module) -> nn.Module:
+    """A shallow copy of ``module`` whose own list of submodules can be changed freely."""
+    clone = copy.copy(module)
+    clone._modules = dict(module._modules)
+    return clone
+
+
+def delete_blocks(model, blocks) -> MLP:
+    """Return ``model`` with the blocks at indices ``blocks`` replaced by the
+    identity. For a residual block that keeps the skip path (its input, which is already
+    non-negative after a ReLU, passes on unchanged); for a plain block it removes two layers."""
+    model = _check_mlp(model)
+    indices = _check_indices("blocks", blocks, len(model.blocks), "block")
+    lesioned = _share(model)
+    lesioned.blocks = nn.ModuleList(model.blocks)
+    for i in indices:
+        lesioned.blocks[i] = nn.Identity()
+    return lesioned
+
+
+def delete_layers(model, layers) -> MLP:
+    """Return a plain ``model`` with the hidden layers at indices ``layers``
+    (counted over all blocks, stem and head excluded) replaced by the identity; possible
+    because every hidden layer maps width to width."""
+    model = _check_mlp(model)
+    if model.architecture != "plain":
+        raise ValueError("model must be a plain MLP to delete single layers; for a residual MLP use delete_blocks")
+    per_block = len(model.blocks[0].layers) if len(model.blocks) else 1
+    indices = _check_indices("layers", layers, per_block * len(model.blocks), "hidden layer")
+    lesioned = _share(model)
+    lesioned.blocks = nn.ModuleList(model.blocks)
+    for i in indices:
+        block = lesioned.blocks[i // per_block]
+        if block is model.blocks[i // per_block]:  # first deletion in this block: give it its own layer list
+            block = _share(block)
+            block.layers = nn.ModuleList(block.layers)
+            lesioned.blocks[i // per_block] = block
+        block.layers[i % per_block] = nn.Identity()
+    return lesioned
+
+
+def single_lesion_accuracies(model, x, y, *, unit: str = "block") -> np.ndarray:
+    """Test accuracy after deleting each single block (``unit="block"``) or, for a plain
+    net, each single hidden layer (``unit="layer"``): one number per deletion."""
+    model = _check_mlp(model)
+    if unit == "block":
+        count, delete = len(model.blocks), delete_blocks
+    elif unit == "layer":
+        if model.architecture != "plain":
+            raise ValueError("unit='layer' needs a plain model; use unit='block' for a residual one")
+        count, delete = sum(len(b.layers) for b in model.blocks), delete_layers
+    else:
+        raise ValueError(f"unit must be 'block' or 'layer', got {unit!r}")
+    return np.array([evaluate(delete(model, [i]), x, y)[1] for i in range(count)])
+
+
+def random_lesion_accuracies(model, x, y, k: int, *, draws: int = 10, seed: int = 0) -> np.ndarray:
+    """Test accuracy after deleting ``k`` blocks chosen at random (without repetition),
+    for ``draws`` independent random choices drawn with ``seed``."""
+    model = _check_mlp(model)
+    k = check_int("k", k, minimum=0, maximum=len(model.blocks))
+    draws = check_int("draws", draws, minimum=1)
+    rng = np.random.default_rng(check_int("seed", seed, minimum=0))
+    chosen = [rng.choice(len(model.blocks), size=k, replace=False).tolist() for _ in range(draws)]
+    return np.array([evaluate(delete_blocks(model, c), x, y)[1] for c in chosen])

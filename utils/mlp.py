@@ -1,0 +1,107 @@
+"""Plain and residual multilayer perceptrons whose depth is counted in weight layers,
+as He et al. (2015) count it: a stem layer, blocks of ``block_layers`` layers each, and a
+head. The two architectures have exactly the same layers and parameters; the residual one
+only adds the skip path around every block, so any difference in training is the skip's.
+
+Layer: Linear (no bias) -> BatchNorm -> ReLU. Plain block: its layers in sequence.
+Residual block (the original post-activation ResNet block): ReLU(x + F(x)), where F is
+the same layers without the last ReLU. Weights are He-normal (fan-in, ReLU gain), which
+keeps the forward signal at scale 1 in a plain ReLU stack.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .validation import check_choice, check_int
+
+ARCHITECTURES = ("plain", "residual")
+
+
+def _layer(width: int) -> list[nn.Module]:
+    return [nn.Linear(width, width, bias=False), nn.BatchNorm1d(width), nn.ReLU()]
+
+
+class PlainBlock(nn.Module):
+    """``block_layers`` layers (Linear, BatchNorm, ReLU) in sequence, no skip path."""
+
+    def __init__(self, width: int, block_layers: int = 2):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Sequential(*_layer(width)) for _ in range(block_layers))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class ResidualBlock(nn.Module):
+    """ReLU(x + F(x)) with F = the plain block's layers minus the last ReLU."""
+
+    def __init__(self, width: int, block_layers: int = 2):
+        super().__init__()
+        modules = [m for _ in range(block_layers) for m in _layer(width)]
+        self.branch = nn.Sequential(*modules[:-1])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x + self.branch(x))
+
+
+class MLP(nn.Module):
+    """stem (in -> width layer) -> blocks -> head (Linear width -> out). See ``make_mlp``."""
+
+    def __init__(self, architecture: str, depth: int, width: int, in_features: int, out_features: int,
+                 block_layers: int):
+        super().__init__()
+        self.architecture = architecture
+        self.depth = depth
+        block = ResidualBlock if architecture == "residual" else PlainBlock
+        self.stem = nn.Sequential(nn.Linear(in_features, width, bias=False), nn.BatchNorm1d(width), nn.ReLU())
+        self.blocks = nn.ModuleList(block(width, block_layers) for _ in range((depth - 2) // block_layers))
+        self.head = nn.Linear(width, out_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.stem(x)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
+
+
+def make_mlp(architecture: str, depth: int, *, width: int = 64, in_features: int = 64,
+             out_features: int = 10, block_layers: int = 2, seed: int | None = None) -> MLP:
+    """Build a ``"plain"`` or ``"residual"`` MLP with ``depth`` weight layers: one stem
+    layer, ``(depth - 2) / block_layers`` blocks and one head, He-normal weights, zero
+    biases, BatchNorm after every hidden Linear. With ``seed`` the weights are drawn from
+    a private generator, so plain and residual nets of one seed get identical weights and
+    the global torch seed is untouched.
+    """
+    architecture = check_choice("architecture", architecture, ARCHITECTURES)
+    block_layers = check_int("block_layers", block_layers, minimum=1, maximum=8)
+    depth = check_int("depth", depth, minimum=2)
+    if (depth - 2) % block_layers:
+        raise ValueError(f"depth must be 2 (stem and head) plus a multiple of block_layers={block_layers}, "
+                         f"got depth={depth}; try {depth - (depth - 2) % block_layers} or "
+                         f"{depth - (depth - 2) % block_layers + block_layers}")
+    width = check_int("width", width, minimum=1)
+    in_features = check_int("in_features", in_features, minimum=1)
+    out_features = check_int("out_features", out_features, minimum=1)
+    if seed is not None:
+        seed = check_int("seed", seed, minimum=0)
+    with torch.random.fork_rng(devices=[]):  # torch's default init, overwritten below, must not use up the global seed
+        model = MLP(architecture, depth, width, in_features, out_features, block_layers)
+    generator = None if seed is None else torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, nn.Linear):
+                std = (2.0 / module.in_features) ** 0.5  # He-normal, fan-in mode, ReLU gain
+                module.weight.normal_(0.0, std, generator=generator)
+                if module.bias is not None:
+                    module.bias.zero_()
+    return model
+
+
+def weight_layers(model: MLP) -> int:
+    """Count the weight (Linear) layers of ``model``: equals its ``depth``."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    return sum(isinstance(m, nn.Linear) for m in model.modules())

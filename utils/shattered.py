@@ -1,0 +1,104 @@
+"""Shattered gradients (Balduzzi et al. 2017): how the gradient of a deep network's output
+with respect to its input changes from one input to the next. In a smooth function
+neighbouring inputs have similar gradients (autocorrelation near 1); in a deep plain
+network the gradient looks like white noise (autocorrelation near 0)."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from .mlp import make_mlp
+from .validation import check_array, check_float, check_int
+
+
+def lag1_autocorrelation(values) -> float:
+    """Correlation between neighbouring entries of a 1-D sequence (after removing its
+    mean): about 1 for a smooth curve, about 0 for white noise, -1 for alternating signs."""
+    values = check_array("values", values, ndim=1)
+    if len(values) < 3:
+        raise ValueError(f"values must hold at least 3 numbers, got {len(values)}")
+    centred = values - values.mean()
+    energy = float(centred @ centred)
+    if energy == 0.0:
+        raise ValueError("values must not be constant: a constant sequence has no autocorrelation")
+    return float(centred[1:] @ centred[:-1] / energy)
+
+
+def freeze_batch_statistics(model: nn.Module, x: torch.Tensor) -> nn.Module:
+    """Set every BatchNorm layer's running mean and variance to the statistics of the
+    batch ``x`` and switch ``model`` to eval mode. Then the network is a fixed function of
+    each input on its own, so its input gradient is a well-defined curve."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    saved = [m.momentum for m in norms]
+    for m in norms:
+        m.reset_running_stats()
+        m.momentum = None  # cumulative average: after one batch, exactly that batch's statistics
+    model.train()
+    with torch.no_grad():
+        model(x)
+    for m, momentum in zip(norms, saved):
+        m.momentum = momentum
+    return model.eval()
+
+
+def input_gradient_curve(architecture: str, depth: int, *, width: int = 200, n_inputs: int = 256,
+                         low: float = -2.0, high: float = 2.0, block_layers: int = 2,
+                         seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Build a freshly initialised 1 -> width -> ... -> width -> 1 network (``make_mlp``,
+    BatchNorm statistics frozen at the batch of inputs) and return ``(x, dy/dx)`` at
+    ``n_inputs`` evenly spaced inputs in [low, high]."""
+    n_inputs = check_int("n_inputs", n_inputs, minimum=3)
+    low, high = check_float("low", low), check_float("high", high)
+    if not low < high:
+        raise ValueError(f"low must be below high, got low={low}, high={high}")
+    model = make_mlp(architecture, depth, width=width, in_features=1, out_features=1,
+                     block_layers=block_layers, seed=seed)
+    x = torch.linspace(low, high, n_inputs).unsqueeze(1)
+    freeze_batch_statistics(model, x)
+    # In eval mode each output depends on its own input only, so the inputs can go through in
+    # chunks: same gradients, and the autograd graph (chunk x depth activations) stays small
+    # for deep nets, while shallow ones take a single fast pass.
+    rows = max(16, min(n_inputs, 4096 // depth))
+    gradients = []
+    for chunk in x.split(rows):
+        chunk = chunk.clone().requires_grad_(True)
+        model(chunk).sum().backward()
+        gradients.append(chunk.grad[:, 0])
+    return x[:, 0].numpy().astype(np.float64), torch.cat(gradients).numpy().astype(np.float64)
+
+
+def gradient_autocorrelation(architecture: str, depth: int, *, seeds=(0, 1, 2, 3, 4), **curve_options) -> float:
+    """Mean over ``seeds`` of the lag-1 autocorrelation of ``input_gradient_curve``: one
+    number per architecture and depth, averaged because a single network is noisy."""
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("seeds must hold at least one seed")
+    return float(np.mean([lag1_autocorrelation(input_gradient_curve(architecture, depth, seed=s, **curve_options)[1])
+                          for s in seeds]))
+
+
+def draw_gradient_curves(fig, *, depth: int = 18, block_layers: int = 2, seed: int = 0) -> str:
+    """Draw dy/dx against x for a plain (top) and a residual (bottom) network of ``depth``
+    weight layers with the same weights, and return their lag-1 autocorrelations as text.
+    The function behind the notebook's depth widget; each panel has its own y scale,
+    because only the shape of the curve matters here, not its size."""
+    depth = check_int("depth", depth, minimum=2, maximum=200)  # 200 layers take about a second
+    fig.set_layout_engine("none")  # fixed margins: constrained layout would double the redraw time
+    axes = fig.add_gridspec(2, 1, left=0.13, right=0.97, bottom=0.1, top=0.93, hspace=0.35).subplots(sharex=True)
+    from .plotting import PLAIN_COLOR, RESIDUAL_COLOR  # plotting sets the house style on import
+
+    lines = []
+    for ax, architecture, color in zip(axes, ("plain", "residual"), (PLAIN_COLOR, RESIDUAL_COLOR)):
+        x, grad = input_gradient_curve(architecture, depth, block_layers=block_layers, seed=seed)
+        finite = np.isfinite(grad)
+        ax.plot(x[finite], grad[finite], color=color, lw=1.2)
+        correlation = lag1_autocorrelation(grad) if finite.all() and np.ptp(grad) > 0 else float("nan")
+        ax.set_title(f"{architecture}, depth {depth}: lag-1 autocorrelation {correlation:.2f}")
+        ax.set_ylabel("dy/dx")
+        lines.append(f"{architecture:>8} depth {depth}: lag-1 autocorrelation of the gradient {correlation:.3f}"
+                     + ("" if finite.all() else f" ({int((~finite).sum())} non-finite gradients not drawn)"))
+    axes[1].set_xlabel("input x")
+    return "\n".join(lines)
