@@ -129,9 +129,45 @@ def test_draw_default_state():
     text = jacobians.draw_jacobian_products(fig, depth=50, scale=0.1)
     assert text.startswith("depth 50, branch scale s = 0.1, d = 16")
     assert "residual 0.36 to 2.1" in text
-    ax = fig.axes[0]
-    assert ax.get_yscale() == "log"
+    both, zoom = fig.axes
+    assert both.get_yscale() == "log" and zoom.get_yscale() == "log"
+    # The zoomed panel holds only the residual curves, and its y range hugs their 0.36 to 2.1.
+    assert {line.get_color() for line in zoom.get_lines() if line.get_label()[0] != "_"} == {plotting.RESIDUAL_COLOR}
+    low, high = zoom.get_ylim()
+    assert 0.25 < low < 0.36 and 2.1 < high < 2.6
+    assert [t.get_text() for t in zoom.get_yticklabels()] == ["0.5", "1", "2"]
+    # One legend, under the plot: the axes use (almost) the full width.
+    assert both.get_legend() is None and len(fig.legends) == 1
+    assert both.get_position().x0 < 0.15 and zoom.get_position().x1 > 0.95
     assert len(plotting.figure_png(fig)) > 1000
+
+
+def test_unit_circle_image_has_the_singular_values_as_semi_axes():
+    fig, ax = plotting.new_figure()
+    matrix = np.array([[1.05, 0.0], [0.1, 0.9]])  # I + J_F of the worked example
+    singular = jacobians.draw_unit_circle_image(ax, matrix, points=2000)
+    np.testing.assert_allclose(singular, np.linalg.svd(matrix, compute_uv=False))
+    np.testing.assert_allclose(singular[0] * singular[1], abs(np.linalg.det(matrix)))  # area factor 0.945
+    circle, ellipse = (np.stack(line.get_data()) for line in ax.get_lines()[:2])
+    np.testing.assert_allclose(np.linalg.norm(circle, axis=0), 1.0)
+    radii = np.linalg.norm(ellipse, axis=0)
+    assert abs(radii.max() - singular[0]) < 1e-4 and abs(radii.min() - singular[1]) < 1e-4
+    tips = [np.array(a.xy) for a in ax.texts if hasattr(a, "xyann")]
+    np.testing.assert_allclose(sorted(np.linalg.norm(tip) for tip in tips), sorted(singular))
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "largest singular value σ1 = 1.07" in labels and "smallest singular value σ2 = 0.89" in labels
+    assert plotting.figure_png(fig)[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("args, error, name", [
+    (("axes", np.eye(2)), TypeError, "ax"),
+    ((None, np.eye(3)), ValueError, "matrix"),
+    ((None, [[1.0, np.nan], [0.0, 1.0]]), ValueError, "matrix"),
+])
+def test_unit_circle_image_bad_input(args, error, name):
+    ax = plotting.new_figure()[1] if args[0] is None else args[0]
+    with pytest.raises(error, match=name):
+        jacobians.draw_unit_circle_image(ax, args[1])
 
 
 @pytest.mark.parametrize("depth, scale, mark", [(1000, 0.0, "underflow"), (1000, 2.0, "overflow"),
@@ -142,7 +178,7 @@ def test_every_extreme_setting_draws_with_clipping_labelled(depth, scale, mark):
         text = jacobians.draw_jacobian_products(fig, depth=depth, scale=scale)
     assert text.startswith(f"depth {depth},")
     ax = fig.axes[0]
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
     if mark:
         assert any(mark in label for label in labels), labels
     for line in ax.get_lines():

@@ -47,6 +47,36 @@ def test_format_table_aligns_and_checks():
         slopes.format_table("ab", [])
 
 
+def test_factor_from_one_rounds_up_so_within_stays_true():
+    # max(2.65, 1/0.36 = 2.78) = 2.78 -> 2.8; 1/0.5 = 2 exactly stays 2
+    assert slopes.factor_from_one(2.65) == "2.7"
+    assert slopes.factor_from_one(0.36) == "2.8"
+    assert slopes.factor_from_one(0.5) == "2"
+    assert slopes.factor_from_one(1.0) == "1"
+    assert slopes.factor_from_one(1.05) == "1.1"
+    assert slopes.factor_from_one(146.2) == "150"
+    assert slopes.factor_from_one(-4.0) == "4"
+    with pytest.raises(ValueError, match="value"):
+        slopes.factor_from_one(0.0)
+    with pytest.raises(ValueError, match="value"):
+        slopes.factor_from_one(np.inf)
+    with pytest.raises(TypeError, match="value"):
+        slopes.factor_from_one("2")
+
+
+@pytest.mark.parametrize("depth, plain_slope, edit, expected", [
+    (1, 1.0, 0.0, "depth 1: plain 1 (exactly 1); residual between 1.00 and 1.00 (exactly 1)."),
+    (10, 0.9, 0.05, "depth 10: plain 0.35 (within a factor 2.9 of 1); residual between 0.60 and 1.63 "
+                    "(within a factor 1.7 of 1)."),
+    (1000, 0.5, 0.05, "depth 1000: plain 9.3e-302 (vanishing); residual between 5.3e-23 (vanishing) "
+                      "and 1.5e+21 (exploding)."),
+    (1000, 0.0, 1.0, "depth 1000: plain 0 (underflowed to 0: vanished); residual between 0 "
+                     "(underflowed to 0: vanished) and 1.1e+301 (exploding)."),
+])
+def test_summary_text_says_how_far_from_one(depth, plain_slope, edit, expected):
+    assert slopes.draw_slope_products(Figure(), depth=depth, plain_slope=plain_slope, edit=edit) == expected
+
+
 def test_plotted_depths():
     np.testing.assert_array_equal(slopes.plotted_depths(5), [1, 2, 3, 4, 5])
     picked = slopes.plotted_depths(1000)
@@ -73,13 +103,14 @@ def test_bad_input_names_the_parameter(call, error, name):
 
 def _drawn(fig):
     ax = fig.axes[0]
-    return ax, [t.get_text() for t in ax.get_legend().get_texts()]
+    assert ax.get_legend() is None  # one legend for the figure, under the plot
+    return ax, [t.get_text() for t in fig.legends[0].get_texts()]
 
 
 def test_draw_default_state():
     fig = Figure(**{"figsize": (slopes.FIGURE_SIZE["width"], slopes.FIGURE_SIZE["height"])})
     text = slopes.draw_slope_products(fig)
-    assert text.startswith("depth 20: plain 9.5e-07 (vanishing); residual between 0.36")
+    assert text == "depth 20: plain 9.5e-07 (vanishing); residual between 0.36 and 2.65 (within a factor 2.8 of 1)."
     ax, labels = _drawn(fig)
     assert ax.get_yscale() == "log"
     assert "After 20 layers: plain 9.5e-07, residual 0.36 to 2.65" == ax.get_title()

@@ -70,8 +70,9 @@ def draw_residual_block(target, *, branch=("W₁", "ReLU", "W₂"), title="A res
     ax.text((0.6 + sum_x) / 2, skip_y + 0.2, "skip path (shortcut): carries x unchanged", color=RESIDUAL_COLOR,
             ha="center", va="bottom", fontsize=11)
     _arrow(ax, (sum_x + 0.28, mid_y), (end_x - 0.9, mid_y), "black")
-    ax.text(end_x - 0.1, mid_y, "y = x + F(x)", ha="center", va="center", fontsize=13, fontweight="bold")
-    ax.set_xlim(-0.3, end_x + 0.9)
+    # The label starts a little after the arrowhead, so the head stays visible.
+    ax.text(end_x - 0.72, mid_y, "y = x + F(x)", ha="left", va="center", fontsize=13, fontweight="bold")
+    ax.set_xlim(-0.3, end_x + 1.55)
     ax.set_ylim(-1.15, skip_y + 0.7)
     ax.set_aspect("equal")
     ax.set_title(title)

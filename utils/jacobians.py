@@ -7,11 +7,14 @@ overflows silently)."""
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.ticker import MaxNLocator
 
 from .numpy_block import forward
-from .plotting import PLAIN_COLOR, RESIDUAL_COLOR, plot_log_safe, tidy_log_yaxis, use_fixed_margins
-from .slopes import FIGURE_SIZE, LEGEND_RIGHT, MAX_DEPTH, format_table, plotted_depths  # noqa: F401 (FIGURE_SIZE: for notebook 03)
+from .plotting import PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, legend_below, plot_log_safe, tidy_log_yaxis, use_fixed_margins
+from .slopes import MAX_DEPTH, format_table, plotted_depths
+
+FIGURE_SIZE = {"width": 10.0, "height": 5.0}  # notebook 03's widget pictures: two panels, legend below
 from .validation import check_array, check_float, check_int
 
 
@@ -49,6 +52,39 @@ def finite_difference_jacobian(f, x, *, eps=1e-6) -> np.ndarray:
         minus = check_array("f(x)", f(x - step), ndim=1)
         columns.append((plus - minus) / (2 * eps))
     return np.stack(columns, axis=1)
+
+
+def draw_unit_circle_image(ax, matrix, *, points=200) -> np.ndarray:
+    """Draw the unit circle (every direction, length 1) and its image under the 2 x 2
+    ``matrix``, an ellipse, with the ellipse's semi-axes as arrows: their lengths are the
+    singular values, how much the matrix stretches its most stretched direction and
+    shrinks its least stretched one. Returns the singular values, largest first."""
+    if not isinstance(ax, Axes):
+        raise TypeError(f"ax must be a matplotlib Axes, got {type(ax).__name__}")
+    matrix = check_array("matrix", matrix, shape=(2, 2))
+    points = check_int("points", points, minimum=8, maximum=10_000)
+    u, singular, _ = np.linalg.svd(matrix)
+    angles = np.linspace(0.0, 2 * np.pi, points)
+    circle = np.stack([np.cos(angles), np.sin(angles)])
+    image = matrix @ circle
+    ax.plot(*circle, color="grey", ls="--", lw=1.5, label="unit circle: every direction, length 1")
+    ax.plot(*image, color=RESIDUAL_COLOR, lw=2.5, label="its image under the matrix: an ellipse")
+    for k, (color, name) in enumerate(((PALETTE[6], "largest"), (PALETTE[2], "smallest"))):
+        direction = u[:, k] if u[0, k] + 1e-12 * u[1, k] >= 0 else -u[:, k]  # point rightwards: easier to read
+        tip = singular[k] * direction
+        ax.annotate("", xy=tip, xytext=(0, 0), arrowprops=dict(arrowstyle="-|>", color=color, lw=2,
+                                                                 mutation_scale=14, shrinkA=0, shrinkB=0))
+        ax.plot([], [], color=color, lw=2, label=f"{name} singular value σ{k + 1} = {singular[k]:.2f}")
+    reach = 1.15 * max(1.0, float(singular[0]))
+    ax.set_xlim(-reach, reach)
+    ax.set_ylim(-reach, reach)
+    ax.set_aspect("equal")
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.set_xlabel("first entry")
+    ax.set_ylabel("second entry")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2, fontsize=9, frameon=False)
+    return singular
 
 
 def random_layer_matrices(depth, dim, *, seed=0) -> np.ndarray:
@@ -167,26 +203,50 @@ def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
     scale = check_float("scale", scale)
     matrices = random_layer_matrices(depth, dim, seed=seed)
     layers = plotted_depths(depth)
-    ax = fig.subplots()
-    use_fixed_margins(fig, left=0.1, right=LEGEND_RIGHT, bottom=0.13, top=0.9)
+    both, zoom = fig.subplots(1, 2, gridspec_kw={"width_ratios": (3, 2), "wspace": 0.25})
+    use_fixed_margins(fig, left=0.1, right=0.98, bottom=0.13, top=0.86)
     summary = []
+    marker = "o" if depth == 1 else None  # a single depth: a dot, not an invisible line
     for residual, color, name in ((False, PLAIN_COLOR, "plain s·W"), (True, RESIDUAL_COLOR, "residual I + s·W")):
         largest, smallest = product_singular_values(layer_jacobians(matrices, scale=scale, residual=residual),
                                                     depths=layers)
-        plot_log_safe(ax, layers, power_of_ten(largest), color=color, label=f"{name}: largest")
-        plot_log_safe(ax, layers, power_of_ten(smallest), color=color, label=f"{name}: smallest", ls="--")
+        for ax in (both, zoom) if residual else (both,):
+            plot_log_safe(ax, layers, power_of_ten(largest), color=color, label=f"{name}: largest", marker=marker)
+            plot_log_safe(ax, layers, power_of_ten(smallest), color=color, label=f"{name}: smallest", ls="--",
+                          marker=marker)
         summary.append(f"{name.split()[0]} {format_log10(smallest[-1])} to {format_log10(largest[-1])}")
-    ax.axhline(1.0, color="grey", lw=1, ls=":")
-    tidy_log_yaxis(ax)
-    ax.set_xlabel("depth (number of layers)")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_ylabel("singular value of the product (log)")
-    if depth == 1:
-        ax.set_xlim(0.5, 1.5)
-    ax.set_title(f"After {depth} layers (s = {scale:g}), singular values: " + "; ".join(summary), fontsize=10, loc="left")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, borderaxespad=0)
+    for ax, title, ticks in ((both, "plain and residual", 6), (zoom, "residual only, zoomed in", 4)):
+        ax.axhline(1.0, color="grey", lw=1, ls=":")
+        tidy_log_yaxis(ax)
+        _label_narrow_log_axis(ax)
+        ax.set_xlabel("depth (number of layers)")
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=ticks, integer=True))  # few labels: a faster redraw
+        ax.set_title(title, fontsize=10)
+        if depth == 1:
+            ax.set_xlim(0.5, 1.5)
+            ax.set_xticks([1])
+    both.set_ylabel("singular value of the product (log)")
+    fig.suptitle(f"After {depth} layers (s = {scale:g}), singular values: " + "; ".join(summary), fontsize=11)
+    legend_below(fig, ncols=2)
     return (f"depth {depth}, branch scale s = {scale:g}, d = {dim}: singular values of the product range "
             + "; ".join(summary) + ".")
+
+
+def _label_narrow_log_axis(ax) -> None:
+    """A log axis spanning less than two decades (e.g. 0.36 to 2.1): ticks at 1-2-5 values
+    printed plainly (0.5, 1, 2), instead of matplotlib's sparse math-text labels."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    low, high = sorted(ax.get_ylim())
+    if np.log10(high) - np.log10(low) >= 2:
+        return  # tidy_log_yaxis has labelled the decades
+    exponents = range(int(np.floor(np.log10(low))), int(np.ceil(np.log10(high))) + 1)
+    ticks = [m * 10.0 ** e for e in exponents for m in (1, 2, 5) if low <= m * 10.0 ** e <= high]
+    if len(ticks) < 3:  # very narrow: add the 1-9 steps of each decade
+        ticks = [m * 10.0 ** e for e in exponents for m in range(1, 10) if low <= m * 10.0 ** e <= high]
+    ax.yaxis.set_major_locator(FixedLocator(ticks))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    ax.yaxis.set_minor_locator(NullLocator())
 
 
 def drift_table(depths=(10, 50, 200, 1000), scales=(0.01, 0.1, 1.0), *, dim=16, seed=0) -> str:

@@ -77,6 +77,30 @@ def use_fixed_margins(fig: Figure, *, left: float = 0.1, right: float = 0.97, bo
     fig.subplots_adjust(left=left, right=right, bottom=bottom, top=top)
 
 
+def legend_below(fig: Figure, *, ncols: int = 2, fontsize: float = 8.0, xlabel_inches: float = 0.55) -> None:
+    """One legend for all of ``fig``'s axes (repeated labels once), in a band under the
+    plot, with the bottom margin raised just enough to hold it. A legend beside the plot
+    costs about half the width; one inside may hide a curve at some widget setting; below,
+    the data keeps the whole width and nothing is covered. For fixed-margin figures
+    (call use_fixed_margins first)."""
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    ncols = check_int("ncols", ncols, minimum=1, maximum=6)
+    fontsize = check_float("fontsize", fontsize, minimum=4.0, maximum=30.0)
+    xlabel_inches = check_float("xlabel_inches", xlabel_inches, minimum=0.0, maximum=3.0)
+    entries = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    if not entries:
+        return
+    rows = -(-len(entries) // ncols)
+    band = 0.1 + rows * 1.45 * fontsize / 72  # inches: one text line plus spacing per row
+    fig.subplots_adjust(bottom=min(0.8, (band + xlabel_inches) / fig.get_figheight()))
+    fig.legend(list(entries.values()), list(entries), loc="lower left", bbox_to_anchor=(0.02, 0.0),
+               ncols=ncols, fontsize=fontsize, frameon=False, borderaxespad=0.2)
+
+
 def tidy_log_yaxis(ax, *, max_ticks: int = 7) -> None:
     """Label a log y axis at round decades only (1e-100, 1e-50, 1, 1e+50, ...: a stride
     of 1, 2 or 5 times a power of ten), in plain text and without minor ticks: readable

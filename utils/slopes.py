@@ -9,12 +9,12 @@ import numbers
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from .plotting import LOG_CEILING, LOG_FLOOR, PLAIN_COLOR, RESIDUAL_COLOR, plot_log_safe, tidy_log_yaxis, use_fixed_margins
+from .plotting import (LOG_CEILING, LOG_FLOOR, PLAIN_COLOR, RESIDUAL_COLOR, legend_below, plot_log_safe,
+                       tidy_log_yaxis, use_fixed_margins)
 from .validation import check_float, check_int
 
 MAX_DEPTH = 100_000
-FIGURE_SIZE = {"width": 10.0, "height": 4.2}  # the widget pictures: room for the legend on the right
-LEGEND_RIGHT = 0.55  # where the axes end and the legend begins, as a fraction of the width
+FIGURE_SIZE = {"width": 9.0, "height": 5.0}  # the widget pictures: the legend sits under the plot
 
 
 def slope_products(slope, depth) -> np.ndarray:
@@ -80,6 +80,18 @@ def slope_table(depths=(1, 10, 20), *, plain_slope=0.5, edit=0.05) -> str:
     return format_table(header, rows)
 
 
+def factor_from_one(value) -> str:
+    """How far a product's size v is from 1 as a factor, max(v, 1/v), rounded *up* to two
+    significant digits so that "within a factor F of 1" stays true: 2.65 and 0.36 are
+    within a factor 2.8 of 1."""
+    value = abs(_real(value))
+    if value == 0 or not np.isfinite(value):
+        raise ValueError(f"value must be a finite non-zero number, got {value}")
+    factor = max(value, 1.0 / value)
+    step = 10.0 ** (int(np.floor(np.log10(factor))) - 1)
+    return f"{np.ceil(factor / step - 1e-9) * step:g}"
+
+
 def _fate(value: float) -> str:
     if value == 0:
         return "underflowed to 0: vanished"
@@ -89,7 +101,26 @@ def _fate(value: float) -> str:
         return "vanishing"
     if value > 1e3:
         return "exploding"
-    return "within a factor 1000 of 1"
+    return _within(factor_from_one(value))
+
+
+def _within(factor: str) -> str:
+    return "exactly 1" if factor == "1" else f"within a factor {factor} of 1"
+
+
+def _near_one(value: float) -> bool:
+    return 1e-3 <= value <= 1e3
+
+
+def _residual_summary(low: float, high: float) -> str:
+    """The residual band in words: one factor for the whole band when both ends stay
+    within a factor 1000 of 1, otherwise what happened to each end."""
+    low, high = abs(low), abs(high)
+    if _near_one(low) and _near_one(high):
+        return (f"residual between {format_residual(low)} and {format_residual(high)} "
+                f"({_within(factor_from_one(max(low, 1.0 / low, high, 1.0 / high)))})")
+    return (f"residual between {format_residual(low)} ({_fate(low)}) "
+            f"and {format_residual(high)} ({_fate(high)})")
 
 
 def plotted_depths(depth, points=100) -> np.ndarray:
@@ -117,7 +148,7 @@ def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
     high = slope_products(1 + edit, depth)[layers - 1]
     low = slope_products(1 - edit, depth)[layers - 1]
     ax = fig.subplots()
-    use_fixed_margins(fig, left=0.1, right=LEGEND_RIGHT, bottom=0.13, top=0.9)
+    use_fixed_margins(fig, left=0.11, right=0.97, bottom=0.13, top=0.92)
     plot_log_safe(ax, layers, plain, color=PLAIN_COLOR, label=f"plain, slope {plain_slope:g} each", lw=3)
     plot_log_safe(ax, layers, high, color=RESIDUAL_COLOR, label=f"residual, slope 1 + {edit:g} each")
     plot_log_safe(ax, layers, low, color=RESIDUAL_COLOR, label=f"residual, slope 1 - {edit:g} each", ls="--")
@@ -132,7 +163,6 @@ def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
         ax.set_xlim(0.5, 1.5)
     ax.set_title(f"After {depth} layers: plain {format_plain(plain[-1])}, "
                  f"residual {format_residual(low[-1])} to {format_residual(high[-1])}")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, borderaxespad=0)
+    legend_below(fig, ncols=2)
     return (f"depth {depth}: plain {format_plain(plain[-1])} ({_fate(abs(plain[-1]))}); "
-            f"residual between {format_residual(low[-1])} ({_fate(abs(low[-1]))}) "
-            f"and {format_residual(high[-1])} ({_fate(abs(high[-1]))}).")
+            f"{_residual_summary(low[-1], high[-1])}.")
