@@ -102,11 +102,59 @@ def test_draw_signal_draws_at_every_setting(recipe, depth):
 
 def test_plot_losses_marks_a_nan_run_instead_of_dropping_it():
     fig = Figure()
-    note = recipes.draw_losses(fig, {"default": [2.3, 80.0, float("nan")], "rezero": [2.3, 1.0, 0.5]})
-    assert "default: loss became nan at step 3" in note
-    assert "rezero: final training loss 0.5000" in note
-    labels = [line.get_label() for line in fig.axes[0].lines]
-    assert any("overflow" in label and label.startswith("default") for label in labels)
+    note = recipes.draw_losses(fig, {"default": [2.3, 80.0, float("nan")], "gpt2": [2.3, float("inf")],
+                                     "rezero": [2.3, 1.0, 0.5]})
+    assert "default: loss became NaN at step 3" in note
+    assert "gpt2: loss became inf at step 2" in note
+    assert "rezero: final training loss 5.0e-01" in note
+    everything = fig.axes[0]
+    assert everything.get_title() == "All runs: 2 of 3 ended in NaN or inf"
+    notes = [text.get_text() for text in everything.texts]
+    assert notes == ["default: NaN at step 3", "gpt2: inf at step 2"]  # honest names, one under the other
+    assert not any("overflow" in line.get_label() for line in everything.lines)
+    # the axis spans the finite losses (0.5 to 80), not an invented value for the NaN
+    low, high = everything.get_ylim()
+    assert 0.1 < low < 0.5 and 80 < high < 1e4
+    # the NaN marker sits at the top edge (axes coordinate 1) at the step it happened
+    markers = [line for line in everything.lines if line.get_marker() == "^"]
+    assert [tuple(m.get_xdata()) + tuple(m.get_ydata()) for m in markers] == [(3, 1.0), (2, 1.0)]
+    assert all(legend.get_texts()[0].get_fontsize() >= 10 for legend in (ax.get_legend() for ax in fig.axes))
+
+
+def _labels(ax):
+    ax.figure.canvas.draw()
+    return [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+
+
+def test_tick_labels_use_one_format_at_round_decades():
+    fig = Figure()
+    ax = fig.subplots()
+    ax.plot([1, 2], [1e-3, 1e7])
+    ax.set_yscale("log")
+    ax.set_ylim(1e-4, 1e8)
+    recipes.label_decades(ax)
+    assert _labels(ax) == ["1e-04", "1e-02", "1e+00", "1e+02", "1e+04", "1e+06", "1e+08"]
+    ax.set_ylim(1e-1, 1e197)  # hundreds of decades: a round stride, not 1e+28, 1e+56, ...
+    recipes.label_decades(ax)
+    assert _labels(ax) == ["1e+00", "1e+50", "1e+100", "1e+150"]
+    with pytest.raises(ValueError, match="log y axis"):
+        recipes.label_decades(Figure().subplots())
+    with pytest.raises(ValueError, match="max_ticks"):
+        recipes.label_decades(ax, max_ticks=1)
+
+
+def test_draw_losses_when_no_run_stayed_finite():
+    fig = Figure()
+    note = recipes.draw_losses(fig, {"default": [float("nan")]})
+    assert note == "default: loss became NaN at step 1"
+    assert fig.axes[0].get_title() == "All runs: 1 of 1 ended in NaN"
+    assert fig.axes[1].texts[0].get_text() == "no run stayed finite"
+
+
+def test_scaled_is_not_drawn_in_the_branch_green_or_the_plain_colour():
+    from utils.plotting import PLAIN_COLOR, RESIDUAL_COLOR
+
+    assert recipes.RECIPE_COLORS["scaled"] not in (PLAIN_COLOR, RESIDUAL_COLOR, "#009E73")
 
 
 def test_the_default_recipe_diverges_and_rezero_trains_briefly():

@@ -118,8 +118,18 @@ def test_tiny_transformer_is_reproducible_and_leaves_global_seed_alone():
 def test_draw_functions():
     model = transformer.TinyTransformer(2, d=16, heads=2)
     stream = transformer.residual_stream(model, _x())
-    text = transformer.draw_stream(Figure(), {"pre-LN": stream})
+    fig = Figure()
+    text = transformer.draw_stream(fig, {"pre-LN": stream})
     assert text.startswith("pre-LN: stream RMS")
+    assert fig.get_suptitle().startswith("pre-LN: stream RMS 1.0 ->")
+    fig = Figure()
+    transformer.draw_stream(fig, {"pre-LN": stream}, title="the stream grows")
+    assert fig.get_suptitle() == "the stream grows"
+    fig.canvas.draw()
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels and all("$" not in label and "e" not in label for label in labels), labels
+    with pytest.raises(TypeError, match="title"):
+        transformer.draw_stream(Figure(), {"pre-LN": stream}, title=3)
     fig = Figure()
     text = transformer.draw_gradient_vs_depth(fig, [3, 12, 48], [5.0, 5.0, 5.0], [4.0, 2.0, 1.0])
     assert "post-LN 5.00 -> 5.00 (x1.00)" in text and "predicts x0.25" in text

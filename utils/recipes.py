@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 import torch
-from matplotlib.ticker import LogFormatter, NullLocator
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 from torch import nn
 
 from .plotting import PALETTE, log_safe, plot_log_safe
@@ -149,28 +149,70 @@ def signal_at_init(model: DeepResidualMLP, x: torch.Tensor, *, seed: int = 0) ->
     return overflowed(forward), overflowed(backward)
 
 
-RECIPE_COLORS = {"default": PALETTE[6], "scaled": PALETTE[2], "gpt2": PALETTE[3], "rezero": PALETTE[0],
+# Not the plain colour, and not green: the course's diagrams draw the residual branch F in green.
+RECIPE_COLORS = {"default": PALETTE[6], "scaled": PALETTE[5], "gpt2": PALETTE[3], "rezero": PALETTE[0],
                  "fixup": PALETTE[4]}
 
 
+def _decade_label(value, _position=None) -> str:
+    """One tick format for every decade of a log axis: 1e-03, 1e+00, 1e+06."""
+    return f"{value:.0e}" if value > 0 else ""
+
+
+def label_decades(ax, *, max_ticks: int = 8) -> None:
+    """Label a log y axis at round decades (a stride of 1, 2 or 5 times a power of ten,
+    at most ``max_ticks`` labels), all in the one format 1e+NN, without minor ticks: no
+    mix of 1000, 1e4 and 1e+07 on one axis, and plain text is fast to redraw. Call it
+    after the y limits are final."""
+    max_ticks = check_int("max_ticks", max_ticks, minimum=2, maximum=20)
+    if ax.get_yscale() != "log":
+        raise ValueError("ax must have a log y axis (ax.set_yscale('log')) before label_decades")
+    low, high = (float(np.log10(limit)) for limit in sorted(ax.get_ylim()))
+    first, last = math.ceil(low), math.floor(high)
+    if last < first:  # less than one decade in view: label its ends
+        ax.yaxis.set_major_locator(FixedLocator([10 ** low, 10 ** high]))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:.1e}"))
+    else:
+        span = last - first
+        stride = next(m * 10 ** e for e in range(4) for m in (1, 2, 5) if span / (m * 10 ** e) < max_ticks)
+        exponents = np.arange(math.ceil(first / stride) * stride, last + 1, stride)
+        ax.yaxis.set_major_locator(FixedLocator(10.0 ** exponents))
+        ax.yaxis.set_major_formatter(FuncFormatter(_decade_label))
+    ax.yaxis.set_minor_locator(NullLocator())
+
+
 def plot_losses(ax, losses, *, color: str, label: str) -> str:
-    """Draw a training-loss curve on a log axis; a run that ended in NaN or inf gets its
-    last point drawn as an overflow marker (open triangle at the top) instead of vanishing.
-    Returns a short note: the last loss, or the step at which the run blew up."""
+    """Draw a training-loss curve on a log axis. A run that ended in NaN or inf keeps its
+    finite part, and its last step gets an open triangle at the top edge of the axes,
+    annotated with what happened ("NaN at step 2"), instead of vanishing or being drawn at
+    an invented value. Returns a short note: the last loss, or the step at which the run
+    blew up."""
     values = np.asarray(losses, dtype=np.float64)
     if values.ndim != 1 or values.size == 0:
         raise ValueError(f"losses must be a non-empty list of numbers, got shape {values.shape}")
-    shown = np.where(np.isfinite(values), values, np.inf)
-    plot_log_safe(ax, np.arange(1, values.size + 1), shown, color=color, label=label, marker="." if values.size < 20 else None)
-    if np.isfinite(values[-1]):
-        return f"{label}: final training loss {values[-1]:.4f}"
-    return f"{label}: loss became {values[-1]} at step {values.size}"
+    steps = np.arange(1, values.size + 1)
+    finite = np.isfinite(values)
+    ax.plot(steps[finite], values[finite], color=color, label=label, marker="." if values.size < 20 else None)
+    ax.set_yscale("log")
+    if finite[-1]:
+        return f"{label}: final training loss {values[-1]:.1e}"
+    what = "NaN" if np.isnan(values[-1]) else "inf"
+    top = ax.get_xaxis_transform()  # x in data units, y in axes units (1 = the top edge)
+    ax.plot([steps[-1]], [1.0], "^", color=color, mfc="none", ms=9, mew=2, transform=top, clip_on=False,
+            label="_annotated")  # the note next to it says what it is
+    below = 14 * len(ax.texts)  # one note under the other when several runs blew up
+    ax.annotate(f"{label}: {what} at step {values.size}", (steps[-1], 1.0), xycoords=top,
+                xytext=(12, -4 - below), textcoords="offset points", ha="left", va="top", color=color,
+                fontsize=10)
+    return f"{label}: loss became {what} at step {values.size}"
 
 
 def draw_losses(fig, histories: dict) -> str:
     """Training-loss curves of several recipes (recipe -> list of losses) on log axes:
-    on the left every run, blown-up runs marked where they overflowed; on the right a
-    close-up of the runs that stayed finite. Returns one line per recipe."""
+    on the left every run, a run that ended in NaN or inf marked at the top edge at the
+    step it did; on the right a close-up of the runs that stayed finite. The loss axis
+    spans the finite losses, so a diverged run cannot flatten the others. Returns one line
+    per recipe."""
     if not isinstance(histories, dict) or not histories:
         raise TypeError("histories must be a non-empty dict mapping a recipe name to its losses")
     everything, finite = fig.subplots(1, 2)
@@ -181,13 +223,22 @@ def draw_losses(fig, histories: dict) -> str:
         plot_losses(finite, losses, color=RECIPE_COLORS.get(name, PALETTE[5]), label=name)
     if not trained:
         finite.text(0.5, 0.5, "no run stayed finite", ha="center", va="center", transform=finite.transAxes)
+    values = np.concatenate([np.asarray(v, dtype=np.float64) for v in histories.values()])
+    shown = values[np.isfinite(values) & (values > 0)]
+    if shown.size:
+        everything.set_ylim(shown.min() / 3, shown.max() * 30)  # headroom for the NaN notes
+    ends = sorted({"NaN" if np.isnan(losses[-1]) else "inf" for name, losses in histories.items() if name not in trained})
     blown = len(histories) - len(trained)
-    everything.set_title(f"All runs: {blown} of {len(histories)} overflowed")
+    everything.set_title(f"All runs: {blown} of {len(histories)} ended in {' or '.join(ends) or 'NaN'}")
     finite.set_title("Close-up: the runs that stayed finite")
     for ax in (everything, finite):
         ax.set_xlabel("training step")
         ax.set_ylabel("training loss (cross-entropy)")
-        ax.legend(loc="best", fontsize=7)
+        if ax.get_yscale() == "log":
+            label_decades(ax)
+    everything.legend(loc="upper right", fontsize=10)
+    if trained:
+        finite.legend(loc="upper right", fontsize=10)
     return "\n".join(notes)
 
 
@@ -205,18 +256,17 @@ def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x=None) -> str
     _, over_f = plot_log_safe(ax, index, forward, color=color, label="forward: RMS of the stream")
     _, over_b = plot_log_safe(ax, index, backward, color=color, ls="--",
                               label="backward: RMS of the gradient")
-    # Plain-text tick labels (1e+06) instead of mathtext (10^6) and no minor ticks: several
-    # times faster to render, which keeps the widget's redraw inside its time budget.
-    ax.yaxis.set_major_formatter(LogFormatter(labelOnlyBase=True))
-    ax.yaxis.set_minor_locator(NullLocator())
     shown = np.concatenate([log_safe(forward)[0], log_safe(backward)[0]])
     ax.set_ylim(np.nanmin(shown) / 10, np.nanmax(shown) * 10)  # at least two labelled decades
+    # Plain-text tick labels in one format (1e+06) instead of mathtext (10^6), no minor
+    # ticks: several times faster to render, which keeps the widget inside its time budget.
+    label_decades(ax)
     ax.set_xlabel("after block (0 = stem)")
     ax.set_ylabel("root mean square")
-    ax.legend(loc="lower center", fontsize=8)  # a fixed place: "best" is slow to compute
+    ax.legend(loc="lower center", fontsize=10)  # a fixed place: "best" is slow to compute
     finding = ("the signal overflows" if over_f or over_b
-               else f"the stream grows x{forward[-1] / forward[0]:.3g}, the gradient x{backward[0] / backward[-1]:.3g}")
-    ax.set_title(f"{recipe}, {depth} layers (L = {forward.size - 1}) at initialisation: {finding}", fontsize=11)
+               else f"stream x{forward[-1] / forward[0]:.2g}, gradient x{backward[0] / backward[-1]:.2g}")
+    ax.set_title(f"{recipe}, {depth} layers at initialisation: {finding}", fontsize=11)
     describe = lambda a, over: (f"overflowed (inf or NaN) at {over} of {a.size} points" if over
                                 else f"{a[0]:.3g} -> {a[-1]:.3g} (x{a[-1] / a[0]:.3g})")
     return (f"forward, stem to last block: {describe(forward, over_f)}\n"
