@@ -149,6 +149,17 @@ def test_draw_block_draws_two_panels_and_says_what_holds(norm, scale, rezero):
         blocks.draw_block(Figure(), rezero="no")
 
 
+def test_draw_block_keeps_redraws_cheap():
+    # What keeps the widget's redraw short: no layout engine
+    # and five-bin tick locators instead of the default nine.
+    fig = Figure(layout="constrained")
+    blocks.draw_block(fig)
+    ax = fig.axes[0]
+    assert fig.get_layout_engine() is None
+    low, high = ax.get_xlim()
+    assert all(len([t for t in ticks if low <= t <= high]) <= 6 for ticks in (ax.get_xticks(), ax.get_yticks()))
+
+
 def test_block_panel_greys_out_the_scale_under_rezero():
     panel = blocks.make_block_panel()
     assert not panel.controls["scale"].disabled

@@ -174,6 +174,17 @@ def test_widget_draw_gives_a_plot_and_a_meaningful_table_at_every_setting(depth,
         assert "gain input/output        1\n" in text and "exactly 1" in text
 
 
+@pytest.mark.parametrize("depth", [30, 1000])
+def test_widget_draw_keeps_redraws_cheap(depth):
+    # No layout engine and few x ticks keep a redraw short.
+    fig = Figure(layout="constrained")
+    gf.draw_gradient_flow(fig, depth=depth)
+    ax = fig.axes[0]
+    assert fig.get_layout_engine() is None
+    ticks = [t for t in ax.get_xticks() if 0 <= t <= depth]
+    assert 3 <= len(ticks) <= 6 and all(float(t).is_integer() for t in ticks)
+
+
 def test_widget_extreme_plain_depth_explodes_and_says_so_in_numbers():
     profile = gf.widget_profile(1000, False, "pre", 1.0)
     assert profile.gain[0] > 1e5

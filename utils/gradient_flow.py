@@ -438,8 +438,8 @@ def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = 
     axis, under/overflow marked); returns the summary table (with activation stds)."""
     profile = widget_profile(depth, residual, norm, scale)
     color = plotting.RESIDUAL_COLOR if residual else plotting.PLAIN_COLOR
-    # Fixed margins and plain tick labels: constrained layout and mathtext log labels
-    # would make each redraw several times slower.
+    # Fixed margins, few ticks with plain labels and a fixed title position: constrained
+    # layout, mathtext log labels and automatic title placement would make each redraw slower.
     plotting.use_fixed_margins(fig, left=0.13, right=0.97, bottom=0.14, top=0.9)
     ax = fig.subplots()
     under, over = plotting.plot_log_safe(ax, np.arange(profile.depth + 1), profile.gain, color=color,
@@ -447,9 +447,10 @@ def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = 
     ax.axhline(1.0, color="grey", lw=1, ls="--")
     gain0 = profile.gain[0]
     ax.set_title(f"Gradient at the input: x{gain0:.3g} the output's" if np.isfinite(gain0)
-                 else "The gradient overflowed on its way back")
+                 else "The gradient overflowed on its way back", y=1.0)
     ax.set_xlabel("layer (0 = input)")
     ax.set_ylabel("|grad at layer| / |grad at output|")
+    ax.xaxis.set_major_locator(ticker.MaxNLocator(nbins=5, integer=True))  # fewer ticks, faster redraws
     _plain_log_ticks(ax, profile.gain)
     if under or over:  # only then is there something for a legend to explain
         ax.legend(loc="best", fontsize=8)
