@@ -1,0 +1,273 @@
+"""The course launches on mybinder.org: every notebook carries a Binder badge that opens
+itself, binder/ pins what requirements.txt pins, and (slow) an environment built the way
+repo2docker builds it runs a notebook in well under Binder's 2 GB of memory.
+
+repo2docker reads only binder/ when it exists: binder/runtime.txt picks Python,
+binder/requirements.txt is installed with pip from the repository root (so ``-e .``
+installs utils), on top of a base image that already has JupyterLab 4 and ipykernel.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import nbformat
+import pytest
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parent.parent
+BINDER = ROOT / "binder"
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+REPOSITORY = "residual-course/residual-connections"
+BADGE_IMAGE = "https://mybinder.org/badge_logo.svg"
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+BADGE = re.compile(r"\[!\[Binder\]\((?P<image>[^)]*)\)\]\((?P<url>https://mybinder\.org/v2/gh/[^)\s]*)\)")
+# What repo2docker's base image already provides: installed before binder/requirements.txt.
+BASE_IMAGE_PACKAGES = ("jupyterlab", "ipykernel", "nbclient", "nbformat")
+# Import names that differ from the distribution that provides them.
+IMPORT_TO_DISTRIBUTION = {"sklearn": "scikit-learn", "IPython": "ipykernel", "utils": "residual-course-utils"}
+KERNEL_MEMORY_LIMIT = 1.5 * 2**30  # bytes; mybinder.org kills a user at 2 GB
+
+
+def badge_line(notebook_name: str) -> str:
+    """The exact badge markdown that opens ``notebooks/<notebook_name>`` in JupyterLab on Binder."""
+    return (f"[![Binder]({BADGE_IMAGE})](https://mybinder.org/v2/gh/{REPOSITORY}/HEAD"
+            f"?urlpath=lab/tree/notebooks/{notebook_name})")
+
+
+def read_pins(path: Path) -> dict[str, Requirement]:
+    """Requirements of a pip requirements file by canonical name (options, comments and
+    local paths such as ``-e .`` are left out)."""
+    pins = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line and not line.startswith("-"):
+            requirement = Requirement(line)
+            pins[canonicalize_name(requirement.name)] = requirement
+    return pins
+
+
+def pinned_version(requirement: Requirement) -> Version:
+    specifiers = list(requirement.specifier)
+    assert len(specifiers) == 1 and specifiers[0].operator == "==", (
+        f"{requirement} is not an exact pin (write {requirement.name}==VERSION)")
+    return Version(specifiers[0].version)
+
+
+def binder_lines() -> list[str]:
+    return [line.split("#", 1)[0].strip() for line in (BINDER / "requirements.txt").read_text().splitlines()]
+
+
+# ---------------------------------------------------------------- fast checks
+
+
+def test_the_course_has_notebooks():
+    assert NOTEBOOKS, "no notebooks/NN_*.ipynb found"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_first_cell_has_a_binder_badge_that_opens_this_notebook(path):
+    first = nbformat.read(path, as_version=4).cells[0]
+    assert first.cell_type == "markdown", f"{path.name}: the first cell must be the markdown header with the badge"
+    badges = list(BADGE.finditer(first.source))
+    assert badges, f"{path.name}: no Binder badge in the first cell; add this line under the title:\n{badge_line(path.name)}"
+    for badge in badges:
+        assert badge.group(0) == badge_line(path.name), (
+            f"{path.name}: the badge\n{badge.group(0)}\ndoes not open this notebook on Binder; use\n{badge_line(path.name)}")
+
+
+def test_readme_has_the_binder_badge_opening_notebook_00():
+    readme = ROOT / "README.md"
+    assert readme.is_file(), f"README.md is missing; it must show the Binder badge:\n{badge_line('00_start_here.ipynb')}"
+    assert badge_line("00_start_here.ipynb") in readme.read_text(), (
+        f"README.md has no Binder badge opening notebook 00; add:\n{badge_line('00_start_here.ipynb')}")
+
+
+def test_binder_pins_the_same_versions_as_requirements():
+    binder, local = read_pins(BINDER / "requirements.txt"), read_pins(ROOT / "requirements.txt")
+    shared = sorted(set(binder) & set(local))
+    assert "torch" in shared and "numpy" in shared, f"binder and requirements share only {shared}"
+    for name in shared:
+        # torch==2.13.0+cpu on Binder is the same release as torch==2.13.0 here: compare public versions.
+        binder_version, local_version = pinned_version(binder[name]), pinned_version(local[name])
+        assert binder_version.public == local_version.public, (
+            f"{name}: binder/requirements.txt pins {binder_version}, requirements.txt pins {local_version}")
+
+
+def test_binder_installs_cpu_torch_and_leaves_jupyterlab_to_the_base_image():
+    lines = binder_lines()
+    pins = read_pins(BINDER / "requirements.txt")
+    assert f"--extra-index-url {CPU_INDEX}" in lines, f"binder/requirements.txt needs --extra-index-url {CPU_INDEX}"
+    assert pinned_version(pins["torch"]).local == "cpu", "pin the CPU wheel: torch==VERSION+cpu (the CUDA one is 6-8 GB)"
+    assert "jupyterlab" not in pins, "the Binder base image has JupyterLab 4; do not pin it in binder/requirements.txt"
+    post_build = BINDER / "postBuild"
+    installs_utils = "-e ." in lines or (post_build.is_file() and "pip install" in post_build.read_text())
+    assert installs_utils, "binder/ must install the utils package: '-e .' in requirements.txt or a postBuild"
+    if post_build.is_file():
+        assert "set -e" in post_build.read_text(), "binder/postBuild must start with set -e so a failed step fails the build"
+
+
+def test_binder_python_version_satisfies_the_package():
+    runtime = (BINDER / "runtime.txt").read_text().strip()
+    match = re.fullmatch(r"python-(\d+)\.(\d+)", runtime)
+    assert match, f"binder/runtime.txt must read python-3.X, not {runtime!r}"
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert Version(f"{match[1]}.{match[2]}") in SpecifierSet(requires), f"{runtime} does not satisfy requires-python {requires}"
+
+
+def _imported_top_level_names(path: Path) -> set[str]:
+    names = set()
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type == "code":
+            for match in re.finditer(r"^\s*(?:from\s+([A-Za-z_]\w*)[\w.]*\s+import|import\s+([A-Za-z_][\w., ]*))",
+                                     cell.source, flags=re.MULTILINE):
+                if match[1]:
+                    names.add(match[1])
+                else:
+                    names.update(part.split()[0].split(".")[0] for part in match[2].split(",") if part.strip())
+    return names
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_every_import_of_the_notebook_is_installed_on_binder(path):
+    provided = set(read_pins(BINDER / "requirements.txt")) | {canonicalize_name(p) for p in BASE_IMAGE_PACKAGES}
+    provided.add("residual-course-utils")  # -e . / postBuild
+    missing = sorted(name for name in _imported_top_level_names(path) - set(sys.stdlib_module_names)
+                     if canonicalize_name(IMPORT_TO_DISTRIBUTION.get(name, name)) not in provided)
+    assert not missing, f"{path.name} imports {missing}, which binder/requirements.txt does not install"
+
+
+# ---------------------------------------------------------------- slow: build and run
+
+
+def _runtime_python() -> str:
+    """An interpreter of the version binder/runtime.txt asks for, as repo2docker would use."""
+    wanted = (BINDER / "runtime.txt").read_text().strip().removeprefix("python-")
+    if ".".join(map(str, sys.version_info[:2])) == wanted:
+        return sys.executable
+    found = shutil.which(f"python{wanted}")
+    if not found:
+        pytest.skip(f"binder/runtime.txt asks for Python {wanted}, which is not installed here")
+    return found
+
+
+def _local_wheel_folders(python: str) -> list[Path]:
+    """The find-links folders pip is configured with on this machine (config files or PIP_FIND_LINKS)."""
+    listed = subprocess.run([python, "-m", "pip", "config", "list"], capture_output=True, text=True).stdout
+    values = re.findall(r"find-links='([^']*)'", listed) + [os.environ.get("PIP_FIND_LINKS", "")]
+    return [Path(entry) for value in values for entry in value.split() if Path(entry).is_dir()]
+
+
+def binder_requirements_for_this_machine(python: str) -> str:
+    """binder/requirements.txt as pip should read it here. Where pip is configured with a local
+    wheel folder that holds the pinned torch wheel, the CPU index line is replaced by that folder
+    (no network needed); anywhere else the file is used unchanged, CPU index included."""
+    torch = read_pins(BINDER / "requirements.txt")["torch"]
+    version = str(pinned_version(torch))
+    lines = (BINDER / "requirements.txt").read_text().splitlines()
+    for folder in _local_wheel_folders(python):
+        if any(folder.glob(f"torch-{version}-*.whl")) or any(folder.glob(f"torch-{version.replace('+', '%2B')}-*.whl")):
+            return "\n".join(f"--find-links {folder}" if line.strip() == f"--extra-index-url {CPU_INDEX}" else line
+                             for line in lines) + "\n"
+    return "\n".join(lines) + "\n"
+
+
+def _pip(python: str, *args: str, cwd: Path) -> None:
+    result = subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *args],
+                            cwd=cwd, capture_output=True, text=True, timeout=1200)
+    assert result.returncode == 0, f"pip install {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+
+
+def notebook_for_the_binder_run() -> Path:
+    for prefix in ("04_", "02_", "00_"):
+        for path in NOTEBOOKS:
+            if path.name.startswith(prefix):
+                return path
+    return NOTEBOOKS[0]
+
+
+RUNNER = r'''
+import json, sys
+import nbformat
+from nbclient import NotebookClient
+path = sys.argv[1]
+notebook = nbformat.read(path, as_version=4)
+notebook.cells.append(nbformat.v4.new_code_cell(
+    "import json as _j, resource as _r, sys as _s\n"
+    "print('BINDER-RUN', _j.dumps({'prefix': _s.prefix, 'peak_kb': _r.getrusage(_r.RUSAGE_SELF).ru_maxrss}))"))
+NotebookClient(notebook, timeout=600, kernel_name="python3",
+               resources={"metadata": {"path": str(__import__("pathlib").Path(path).parent)}}).execute()
+errors = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+assert not errors, errors
+print(notebook.cells[-1].outputs[0]["text"].strip())
+'''
+
+
+@pytest.mark.slow
+def test_a_binder_like_environment_runs_a_notebook_under_the_memory_limit(tmp_path):
+    import psutil
+
+    assert NOTEBOOKS, "no notebooks to run"
+    python = _runtime_python()
+    started = time.perf_counter()
+    # repo2docker copies the repository into the image and installs from its root.
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT, repo, ignore=shutil.ignore_patterns(
+        ".venv", ".git", "__pycache__", ".ipynb_checkpoints", "*.egg-info", "build", "screenshots"))
+    venv = tmp_path / "venv"
+    subprocess.run([python, "-m", "venv", str(venv)], check=True, timeout=300)
+    venv_python = str(venv / "bin" / "python")
+    local = read_pins(ROOT / "requirements.txt")
+    _pip(venv_python, *(str(local[name]) for name in BASE_IMAGE_PACKAGES), cwd=repo)  # the base image
+    requirements = tmp_path / "binder-requirements.txt"
+    requirements.write_text(binder_requirements_for_this_machine(venv_python))
+    _pip(venv_python, "-r", str(requirements), cwd=repo)  # what repo2docker runs for binder/requirements.txt
+    install_seconds = time.perf_counter() - started
+
+    notebook = repo / "notebooks" / notebook_for_the_binder_run().name
+    runner = tmp_path / "run_notebook.py"
+    runner.write_text(RUNNER)
+    private = {name: str(tmp_path / name.lower()) for name in (
+        "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR", "MPLCONFIGDIR")}
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "JUPYTER_PATH")}
+    env.update(private, PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+               OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    run_started = time.perf_counter()
+    process = subprocess.Popen([venv_python, str(runner), str(notebook)], cwd=tmp_path, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak_rss = 0
+    try:
+        while process.poll() is None:  # sample the kernel's resident memory while it runs
+            assert time.perf_counter() - run_started < 900, f"{notebook.name} did not finish in 900 s"
+            try:
+                for child in psutil.Process(process.pid).children(recursive=True):
+                    if "ipykernel" in " ".join(child.cmdline()):
+                        peak_rss = max(peak_rss, child.memory_info().rss)
+            except psutil.Error:
+                pass
+            time.sleep(0.2)
+        stdout, stderr = process.communicate()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    run_seconds = time.perf_counter() - run_started
+    assert process.returncode == 0, f"{notebook.name} failed in the Binder-like environment:\n{stderr[-4000:]}"
+    report = json.loads(stdout.split("BINDER-RUN", 1)[1])
+    assert Path(report["prefix"]).resolve() == venv.resolve(), f"the kernel ran in {report['prefix']}, not the new environment"
+    peak = max(peak_rss, report["peak_kb"] * 1024)  # ru_maxrss is in kB on Linux and catches short peaks
+    print(f"\nBinder-like install {install_seconds:.0f} s; {notebook.name} ran in {run_seconds:.0f} s; "
+          f"kernel peak memory {peak / 2**20:.0f} MB (sampled RSS {peak_rss / 2**20:.0f} MB)")
+    assert peak_rss > 0, "never saw the kernel process"
+    assert peak < KERNEL_MEMORY_LIMIT, f"{notebook.name}: kernel peak memory {peak / 2**20:.0f} MB, over 1.5 GB"
