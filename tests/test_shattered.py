@@ -76,7 +76,10 @@ def test_draw_gradient_curves_draws_two_panels_at_default_and_extremes(depth):
 
     fig = Figure()
     text = draw_gradient_curves(fig, depth=depth)
-    assert len(fig.axes) == 2 and all(len(ax.lines) == 1 for ax in fig.axes)
+    assert len(fig.axes) == 1 and len(fig.axes[0].lines) == 2  # one panel, one line per net
+    for line in fig.axes[0].lines:  # each curve scaled by its own largest |dy/dx|, around its offset
+        y = line.get_ydata()
+        assert np.all(np.isfinite(y)) and np.ptp(y) <= 2 + 1e-9
     assert "plain" in text and "residual" in text and "nan" not in text
     assert f"{lag1_autocorrelation(input_gradient_curve('plain', depth)[1]):.3f}" in text
 
@@ -90,3 +93,31 @@ def test_draw_gradient_curves_rejects_a_bad_depth():
         draw_gradient_curves(Figure(), depth=1)
     with pytest.raises(ValueError, match="depth"):
         draw_gradient_curves(Figure(), depth=1000)
+
+
+def test_draw_gradient_curves_caches_each_setting_and_keeps_the_figure_light():
+    from matplotlib.figure import Figure
+
+    from utils import shattered
+
+    shattered._cached_curve.cache_clear()
+    first = draw_gradient_curves(Figure(), depth=6, block_layers=1)
+    misses = shattered._cached_curve.cache_info().misses
+    fig = Figure()
+    again = draw_gradient_curves(fig, depth=6, block_layers=1)
+    assert again == first  # same numbers from the cache
+    assert shattered._cached_curve.cache_info().misses == misses  # nothing recomputed
+    x, grad = shattered._cached_curve("plain", 6, 1, 0)
+    assert not grad.flags.writeable and not x.flags.writeable
+    assert np.array_equal(grad, input_gradient_curve("plain", 6, block_layers=1, seed=0)[1])
+    assert fig.get_layout_engine() is None  # fixed margins, no constrained layout
+    assert len(fig.axes[0].get_yticks()) == 0 and len(fig.axes[0].get_xticks()) == 5
+
+
+def test_draw_gradient_curves_rejects_bad_settings():
+    from matplotlib.figure import Figure
+
+    with pytest.raises(ValueError, match="depth"):
+        draw_gradient_curves(Figure(), depth=201)
+    with pytest.raises(ValueError, match="block_layers"):
+        draw_gradient_curves(Figure(), depth=6, block_layers=3)

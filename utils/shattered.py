@@ -4,6 +4,8 @@ neighbouring inputs have similar gradients (autocorrelation near 1); in a deep p
 network the gradient looks like white noise (autocorrelation near 0)."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import torch
 from torch import nn
@@ -56,6 +58,7 @@ def input_gradient_curve(architecture: str, depth: int, *, width: int = 200, n_i
         raise ValueError(f"low must be below high, got low={low}, high={high}")
     model = make_mlp(architecture, depth, width=width, in_features=1, out_features=1,
                      block_layers=block_layers, seed=seed)
+    model.requires_grad_(False)  # only dy/dx is wanted: backward then skips every weight gradient
     x = torch.linspace(low, high, n_inputs).unsqueeze(1)
     freeze_batch_statistics(model, x)
     # In eval mode each output depends on its own input only, so the inputs can go through in
@@ -80,25 +83,48 @@ def gradient_autocorrelation(architecture: str, depth: int, *, seeds=(0, 1, 2, 3
                           for s in seeds]))
 
 
+@lru_cache(maxsize=256)
+def _cached_curve(architecture: str, depth: int, block_layers: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``input_gradient_curve`` remembered per setting (a few kB each), so a widget slider
+    that returns to a depth redraws without recomputing; read-only so no caller can
+    change what the next one gets."""
+    x, grad = input_gradient_curve(architecture, depth, block_layers=block_layers, seed=seed)
+    x.flags.writeable = False
+    grad.flags.writeable = False
+    return x, grad
+
+
 def draw_gradient_curves(fig, *, depth: int = 18, block_layers: int = 2, seed: int = 0) -> str:
     """Draw dy/dx against x for a plain (top) and a residual (bottom) network of ``depth``
     weight layers with the same weights, and return their lag-1 autocorrelations as text.
-    The function behind the notebook's depth widget; each panel has its own y scale,
-    because only the shape of the curve matters here, not its size."""
-    depth = check_int("depth", depth, minimum=2, maximum=200)  # 200 layers take about a second
-    fig.set_layout_engine("none")  # fixed margins: constrained layout would double the redraw time
-    axes = fig.add_gridspec(2, 1, left=0.13, right=0.97, bottom=0.1, top=0.93, hspace=0.35).subplots(sharex=True)
-    from .plotting import PLAIN_COLOR, RESIDUAL_COLOR  # plotting sets the house style on import
+    The function behind the notebook's depth widget. Each curve is divided by its own
+    largest |dy/dx| (printed beside it), because only its shape matters here, and the two
+    sizes differ by orders of magnitude. Kept fast for the widget: curves are cached per
+    setting, and one panel with fixed margins and few ticks is drawn."""
+    from .plotting import PLAIN_COLOR, RESIDUAL_COLOR, use_fixed_margins  # plotting sets the house style
 
+    depth = check_int("depth", depth, minimum=2, maximum=200)  # 200 layers take about a second
+    block_layers = check_int("block_layers", block_layers, minimum=1, maximum=2)
+    seed = check_int("seed", seed, minimum=0)
+    use_fixed_margins(fig, left=0.07, right=0.98, bottom=0.14, top=0.9)
+    ax = fig.subplots()
     lines = []
-    for ax, architecture, color in zip(axes, ("plain", "residual"), (PLAIN_COLOR, RESIDUAL_COLOR)):
-        x, grad = input_gradient_curve(architecture, depth, block_layers=block_layers, seed=seed)
+    for offset, architecture, color in ((1.3, "plain", PLAIN_COLOR), (-1.3, "residual", RESIDUAL_COLOR)):
+        x, grad = _cached_curve(architecture, depth, block_layers, seed)
         finite = np.isfinite(grad)
-        ax.plot(x[finite], grad[finite], color=color, lw=1.2)
+        largest = float(np.abs(grad[finite]).max()) if finite.any() else 0.0
+        scale = largest if largest > 0 else 1.0
+        ax.plot(x[finite], offset + grad[finite] / scale, color=color, lw=1.2)
         correlation = lag1_autocorrelation(grad) if finite.all() and np.ptp(grad) > 0 else float("nan")
-        ax.set_title(f"{architecture}, depth {depth}: lag-1 autocorrelation {correlation:.2f}")
-        ax.set_ylabel("dy/dx")
+        ax.text(x[0], offset + 1.08, f"{architecture}: lag-1 autocorrelation {correlation:.2f}"
+                f"   (largest |dy/dx| = {largest:.2g})", color=color, fontsize=10)
         lines.append(f"{architecture:>8} depth {depth}: lag-1 autocorrelation of the gradient {correlation:.3f}"
                      + ("" if finite.all() else f" ({int((~finite).sum())} non-finite gradients not drawn)"))
-    axes[1].set_xlabel("input x")
+    ax.set_ylim(-2.45, 2.8)
+    ax.set_yticks([])  # each curve has its own scale, so a shared y axis would mislead
+    ax.set_xticks(np.linspace(x[0], x[-1], 5))
+    ax.set_xlabel("input x")
+    ax.set_ylabel("dy/dx, scaled per curve")
+    # A fixed title height skips matplotlib's search for a free spot above the axes.
+    ax.set_title(f"Input gradient at depth {depth} ({'one' if block_layers == 1 else 'two'}-layer blocks)", y=1.0)
     return "\n".join(lines)
