@@ -167,3 +167,14 @@ def test_block_panel_greys_out_the_scale_under_rezero():
     assert panel.controls["scale"].disabled and "identity" in panel.text
     panel.controls["norm"].value = "post"
     assert "std 1.0001" in panel.text
+
+
+def test_check_scale_accepts_numbers_and_rezero_only():
+    assert blocks.check_scale(2) == 2.0 and isinstance(blocks.check_scale(2), float)
+    assert blocks.check_scale("ReZero") == blocks.REZERO
+    with pytest.raises(ValueError, match="scale must be a number or 'rezero'"):
+        blocks.check_scale("zero")
+    with pytest.raises(TypeError, match="scale must be a number or 'rezero'"):
+        blocks.check_scale(True)
+    with pytest.raises(ValueError, match="scale must be finite"):
+        blocks.check_scale(float("inf"))

@@ -200,3 +200,24 @@ def test_panel_greys_out_norm_and_scale_for_a_plain_stack():
     assert panel.text.startswith("configuration            plain")
     panel.controls["residual"].value = True
     assert not panel.controls["norm"].disabled
+
+
+def test_describe_names_each_configuration():
+    assert gf.describe(True, "pre", 1.0) == "residual, pre-norm, scale 1"
+    assert gf.describe(True, "post", "rezero") == "residual, post-norm, ReZero (alpha = 0 at init)"
+    assert gf.describe(False, "post", 3.0).startswith("plain (no skip path")
+    with pytest.raises(ValueError, match="scale"):
+        gf.describe(True, "pre", "half")
+
+
+def test_summary_text_reports_the_profile_and_flags_special_cases():
+    profile = gf.LayerProfile(np.array([2.0, 4.0, 8.0]), np.zeros(3), np.array([1.0, 1.5, 2.0]))
+    text = gf.summary_text(profile, True, "pre", 1.0)
+    assert "blocks                   2" in text
+    assert "grad norm at input       2" in text and "grad norm at output      8" in text
+    assert "gain input/output        0.25" in text
+    assert "activation std in / out  1 / 2" in text
+    rezero = gf.summary_text(profile, True, "pre", "rezero")
+    assert "every block is the identity" in rezero
+    overflow = gf.LayerProfile(np.array([np.inf, 1.0]), np.zeros(2), np.array([1.0, np.nan]))
+    assert "overflowed float32" in gf.summary_text(overflow, False, "pre", 1.0)

@@ -132,3 +132,12 @@ def test_legend_below_without_labels_and_bad_input():
         plotting.legend_below("figure")
     with pytest.raises(ValueError, match="ncols"):
         plotting.legend_below(fig, ncols=0)
+
+
+def test_use_house_style_restores_the_course_style():
+    import matplotlib
+
+    matplotlib.rcParams["axes.facecolor"] = "black"
+    plotting.use_house_style()
+    assert matplotlib.rcParams["axes.facecolor"] == "white"
+    assert matplotlib.rcParams["axes.prop_cycle"].by_key()["color"][:2] == [plotting.RESIDUAL_COLOR, plotting.PLAIN_COLOR]
