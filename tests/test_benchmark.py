@@ -1,0 +1,280 @@
+"""The pure helpers of benchmarks/run.py and the widget sweep of benchmarks/widget_sweep.py
+(the benchmark itself runs kernels and is not a test)."""
+import importlib.util
+import sys
+from pathlib import Path
+
+import ipywidgets
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up here
+    spec.loader.exec_module(module)
+    return module
+
+
+run = _load("run")
+sweep = _load("widget_sweep")
+
+
+# ------------------------------------------------------------------ summaries and targets
+
+def test_summarize_gives_median_and_spread():
+    assert run.summarize([3.0, 1.0, 2.0]) == run.Summary(median=2.0, low=1.0, high=3.0, count=3)
+    assert run.summarize([1, 2, 3, 10]).median == 2.5
+    assert run.summarize([7]) == run.Summary(7.0, 7.0, 7.0, 1)
+    with pytest.raises(ValueError, match="values"):
+        run.summarize([])
+
+
+def test_format_summary_shows_spread_only_when_there_is_one():
+    assert run.format_summary(run.Summary(12.34, 11.91, 13.0, 3)) == "12.3 (11.9–13.0)"
+    assert run.format_summary(run.Summary(412.6, 400.2, 431.0, 3), 0) == "413 (400–431)"
+    assert run.format_summary(run.Summary(12.34, 12.34, 12.34, 1)) == "12.3"
+
+
+def test_targets_follow_the_notebook_number():
+    assert run.targets_for("00_start_here.ipynb") == run.Targets(20.0, 400.0, 0.100, 3.0)
+    assert run.targets_for("/x/notebooks/05_gradient_flow.ipynb") == run.Targets(20.0, 400.0, 0.100, 3.0)
+    assert run.targets_for("06_training.ipynb") == run.Targets(60.0, 500.0, 0.100, 3.0)
+    assert run.targets_for("08_transformers.ipynb").widget_default_seconds == 0.300
+    with pytest.raises(ValueError, match="name must look like NN_short_name"):
+        run.targets_for("intro.ipynb")
+
+
+def test_verdict_passes_at_the_limit_and_misses_above_it():
+    assert run.verdict(20.0, 20.0) == "pass"
+    assert run.verdict(19.9, 20.0) == "pass"
+    assert run.verdict(20.01, 20.0) == "miss"
+
+
+# ------------------------------------------------------------------ /proc parsing
+
+STATUS = """Name:\tpython
+VmPeak:\t 2097152 kB
+VmSize:\t 2000000 kB
+VmHWM:\t  409600 kB
+VmRSS:\t  300000 kB
+Threads:\t4
+"""
+
+
+def test_parse_vmhwm_reads_the_high_water_mark_in_bytes():
+    assert run.parse_vmhwm(STATUS) == 409600 * 1024  # not VmPeak (virtual) nor VmRSS (now)
+    with pytest.raises(ValueError, match="status has no 'VmHWM"):
+        run.parse_vmhwm("VmRSS:\t 1 kB\n")
+
+
+def test_parse_vmhwm_of_this_process_is_at_least_its_current_rss():
+    import psutil
+
+    rss = psutil.Process().memory_info().rss
+    peak = run.parse_vmhwm(Path("/proc/self/status").read_text())
+    assert peak >= rss - 4096 * 1024  # the peak may not be below what is resident now (4 MB of slack)
+
+
+def test_parse_meminfo_total():
+    assert run.parse_meminfo_total("MemTotal:       24684032 kB\nMemFree: 1 kB\n") == 24684032 * 1024
+    with pytest.raises(ValueError, match="meminfo"):
+        run.parse_meminfo_total("MemFree: 1 kB\n")
+
+
+# ------------------------------------------------------------------ markdown and notebook names
+
+def test_markdown_table_is_exact_and_escapes_pipes():
+    table = run.markdown_table(["A", "B"], [[1, "x|y"], ["2.5", "z"]])
+    assert table == "| A | B |\n|---|---|\n| 1 | x\\|y |\n| 2.5 | z |"
+    with pytest.raises(ValueError, match="row must have 2 cells"):
+        run.markdown_table(["A", "B"], [[1]])
+
+
+def test_resolve_notebooks_by_default_prefix_and_path(tmp_path):
+    for name in ("03_matrix.ipynb", "00_start_here.ipynb", "notes.ipynb", "04_blocks.ipynb"):
+        (tmp_path / name).write_text("{}")
+    names = [p.name for p in run.resolve_notebooks([], tmp_path)]
+    assert names == ["00_start_here.ipynb", "03_matrix.ipynb", "04_blocks.ipynb"]
+    assert run.resolve_notebooks(["03"], tmp_path) == [tmp_path / "03_matrix.ipynb"]
+    assert run.resolve_notebooks(["04_blocks.ipynb"], tmp_path) == [tmp_path / "04_blocks.ipynb"]
+    assert run.resolve_notebooks([str(tmp_path / "notes.ipynb")], tmp_path) == [tmp_path / "notes.ipynb"]
+    with pytest.raises(ValueError, match="must name exactly one notebook"):
+        run.resolve_notebooks(["0"], tmp_path)
+
+
+# ------------------------------------------------------------------ the widget sweep
+
+def test_sweep_of_an_int_slider_is_default_ends_and_quarters_on_the_grid():
+    values, extremes = sweep.sweep_values(ipywidgets.IntSlider(value=10, min=1, max=1000))
+    assert values == [10, 1, 251, 501, 750, 1000]
+    assert extremes == [1, 1000]
+    values, _ = sweep.sweep_values(ipywidgets.IntSlider(value=2, min=1, max=3))
+    assert values == [2, 1, 3]  # no duplicates on a short range
+
+
+def test_sweep_of_float_and_log_sliders():
+    values, extremes = sweep.sweep_values(ipywidgets.FloatSlider(value=1.0, min=0.0, max=2.0, step=0.05))
+    assert values == [1.0, 0.0, 0.5, 1.5, 2.0] and extremes == [0.0, 2.0]
+    values, extremes = sweep.sweep_values(ipywidgets.FloatSlider(value=0.3, min=0.0, max=1.0, step=0.3))
+    assert values == [0.3, 0.0, 0.6, 0.9]  # snapped to the grid and kept inside the range
+    values, extremes = sweep.sweep_values(ipywidgets.FloatLogSlider(value=1.0, min=-2, max=2))
+    assert values == pytest.approx([1.0, 0.01, 0.1, 10.0, 100.0])
+    assert extremes == pytest.approx([0.01, 100.0])
+
+
+def test_sweep_of_choices_and_booleans_is_every_setting():
+    assert sweep.sweep_values(ipywidgets.ToggleButtons(options=["pre", "post"], value="post")) == (
+        ["post", "pre"], ["pre", "post"])
+    assert sweep.sweep_values(ipywidgets.Dropdown(options=[("one", 1), ("ten", 10)], value=1)) == ([1, 10], [1, 10])
+    assert sweep.sweep_values(ipywidgets.Checkbox(value=False)) == ([False, True], [False, True])
+    assert sweep.sweep_values(ipywidgets.IntRangeSlider(value=(1, 2), min=0, max=5)) is None
+    assert sweep.sweep_values(ipywidgets.Text(value="x")) is None
+
+
+def test_measure_panel_times_every_move_and_restores_the_default():
+    from utils.widgets import LivePlot
+
+    seen = []
+
+    def draw(fig, depth, norm):
+        seen.append((depth, norm))
+        fig.subplots().plot(range(depth))
+        return ""
+
+    depth = ipywidgets.IntSlider(value=3, min=1, max=5)
+    norm = ipywidgets.Dropdown(options=["pre", "post"], value="pre")
+    panel = LivePlot(draw, {"depth": depth, "norm": norm})
+    seen.clear()
+    records = sweep.measure_panel(panel)
+    assert [r["control"] for r in records] == ["depth", "norm"]
+    depth_record = records[0]
+    assert [m["value"] for m in depth_record["moves"]] == ["1", "2", "4", "5"]
+    assert [m["extreme"] for m in depth_record["moves"]] == [True, False, False, True]
+    assert len(depth_record["default_seconds"]) == 4 and not depth_record["default_is_extreme"]
+    assert all(m["seconds"] >= m["panel_seconds"] > 0 for m in depth_record["moves"])
+    # each setting, then back to the default; the other control stays at its default
+    # a two-option choice is toggled until the default has been timed 4 times, as often as the slider's
+    assert seen == [(1, "pre"), (3, "pre"), (2, "pre"), (3, "pre"), (4, "pre"), (3, "pre"), (5, "pre"), (3, "pre"),
+                    (3, "post"), (3, "pre")] + [(3, "post"), (3, "pre")] * 3
+    assert records[1]["default_is_extreme"] and len(records[1]["moves"]) == 4
+    assert len(records[1]["default_seconds"]) == 4
+    assert panel.values() == {"depth": 3, "norm": "pre"}
+
+
+def test_measure_panel_reports_a_failing_redraw_instead_of_raising():
+    from utils.widgets import LivePlot
+
+    def draw(fig, depth):
+        if depth > 4:
+            raise FloatingPointError("overflow at depth 5")
+        fig.subplots()
+        return ""
+
+    panel = LivePlot(draw, {"depth": ipywidgets.IntSlider(value=2, min=1, max=5)})
+    (record,) = sweep.measure_panel(panel)
+    assert record["error"] == "FloatingPointError: overflow at depth 5"
+    assert panel.controls["depth"].value == 2
+
+
+# ------------------------------------------------------------------ judging and the report
+
+def _entry(default_seconds, moves, default_is_extreme=False):
+    return {"notebook": "03_matrix.ipynb", "widget": "draw, In [4]", "control": "depth", "default": "10",
+            "default_seconds": default_seconds, "default_is_extreme": default_is_extreme, "notes": set(),
+            "moves": [{"value": v, "seconds": s, "extreme": e} for v, s, e in moves]}
+
+
+def test_judge_widget_checks_default_median_and_worst_setting():
+    targets = run.targets_for("03_matrix.ipynb")
+    fast = run.judge_widget(_entry([0.05, 0.09, 0.07], [("1", 0.04, True), ("500", 0.3, False),
+                                                        ("1000", 2.5, True)]), targets)
+    assert fast["misses"] == []
+    assert fast["default"].median == pytest.approx(0.07)
+    assert fast["extreme"] == (2.5, "1000") and fast["worst"] == (2.5, "1000")
+    slow = run.judge_widget(_entry([0.15, 0.12, 0.2], [("1", 0.1, True), ("1000", 3.4, True)]), targets)
+    assert slow["misses"] == ["median at default 150 ms > 100 ms (+50 ms)", "3.40 s at 1000 > 3 s (+0.40 s)"]
+    notebook_08 = run.judge_widget(_entry([0.15, 0.12, 0.2], [("1", 0.1, True)]), run.targets_for("08_x.ipynb"))
+    assert notebook_08["misses"] == []
+
+
+def test_widget_rows_pool_runs_and_order_panels_by_cell():
+    def panel(model_id, draw, seconds):
+        return {"draw": draw, "model_id": model_id, "controls": [
+            {"control": "depth", "default": "3", "default_seconds": [seconds], "default_is_extreme": False,
+             "moves": [{"value": "1", "seconds": seconds, "extreme": True}]}]}
+
+    runs = [{"panels": [panel("b", "draw_late", 0.2), panel("a", "draw_early", 0.1)], "panel_cells": {"a": 2, "b": 7}},
+            {"panels": [panel("d", "draw_late", 0.4), panel("c", "draw_early", 0.3)], "panel_cells": {"c": 2, "d": 7}}]
+    rows = run.widget_rows("02_slopes.ipynb", runs)
+    assert [r["widget"] for r in rows] == ["draw_early, In [2]", "draw_late, In [7]"]
+    assert rows[0]["default_seconds"] == [0.1, 0.3] and len(rows[1]["moves"]) == 2
+
+
+def test_build_report_marks_misses_with_their_size():
+    def result(seconds, megabytes):
+        return {"error": None, "seconds": seconds, "peak_bytes": megabytes * run.MB, "panels": [], "panel_cells": {}}
+
+    floor = {"runs": [{"seconds": 2.0, "peak_bytes": 300 * run.MB, "import_failures": "floor import failures: []"}]}
+    results = {"02_slopes.ipynb": [result(10.0, 350), result(12.0, 360), result(11.0, 340)],
+               "07_why.ipynb": [result(65.0, 450)]}
+    info = {"cpu": "Test CPU", "cores": 2, "usable_cores": 2, "ram_gb": 8.0, "python": "3.11", "torch": "2.13",
+            "numpy": "2.4", "matplotlib": "3.11", "ipywidgets": "8.1", "platform": "Linux"}
+    markdown, misses = run.build_report(results, floor, info, 3, "2026-11-30 18:35", (1.0, 2.0))
+    assert misses == ["07_why.ipynb: wall time 65.0 s > 60 s (+5.0 s)"]
+    assert "| 02_slopes.ipynb | 11.0 (10.0–12.0) | 20 | pass | 350 (340–360) | 1.17 | 400 | pass | pass |" in markdown
+    assert "| 07_why.ipynb | 65.0 | 60 | miss | 450 | 1.50 | 500 | pass | miss |" in markdown
+    assert "Test CPU, 2 cores" in markdown and "- 07_why.ipynb: wall time 65.0 s > 60 s (+5.0 s)" in markdown
+
+
+def test_last_line_of_an_error_drops_colours_and_traceback():
+    error = RuntimeError("Traceback (most recent call last):\n  File x\n\x1b[31mValueError\x1b[39m: depth must be positive\n")
+    assert run._last_line(error) == "ValueError: depth must be positive"
+    assert run._last_line(TimeoutError()) == "TimeoutError"
+
+
+def test_redraw_floor_pools_every_move_of_the_floor_panel_in_ms():
+    floor = {"runs": [{"panels": [{"controls": [{"default_seconds": [0.05, 0.07],
+                                                 "moves": [{"seconds": 0.06}, {"seconds": 0.09}]}]}]},
+                      {"panels": []}]}
+    summary = run.redraw_floor(floor)
+    assert summary == run.Summary(median=pytest.approx(0.065), low=0.05, high=0.09, count=4)
+    assert run.format_summary(run.scaled(summary, 1000), 0) == "65 (50–90)"
+    assert run.redraw_floor({"runs": [{}]}) is None
+
+
+def test_format_summary_of_no_measurement_is_a_dash():
+    assert run.format_summary(run.summarize([float("nan")])) == "–"
+
+
+def test_guard_gives_up_on_an_idle_kernel_and_lets_work_finish_otherwise():
+    import asyncio
+    import subprocess
+    import time
+
+    idle = subprocess.Popen(["sleep", "30"])  # stands in for a kernel that never got its request
+    try:
+        start = time.monotonic()
+        with pytest.raises(run.Stalled):
+            asyncio.run(run._guarded(asyncio.sleep(20), idle.pid, stall_seconds=1.5))
+        assert time.monotonic() - start < 6  # not the 20 s the work would take
+        assert asyncio.run(run._guarded(asyncio.sleep(0.1, result="done"), idle.pid, stall_seconds=5)) == "done"
+    finally:
+        idle.kill()
+        idle.wait()
+
+
+def test_build_report_lists_runs_restarted_after_a_hang():
+    result = {"error": None, "seconds": 5.0, "peak_bytes": 200 * run.MB, "stalls": ["cell In [9]"]}
+    hung = {"error": "the kernel hung in every attempt (cell In [2])", "seconds": float("nan"),
+            "peak_bytes": None, "stalls": ["cell In [2]"]}
+    floor = {"runs": [{"seconds": 2.0, "peak_bytes": 300 * run.MB, "import_failures": "floor import failures: []"}]}
+    info = {"cpu": "Test CPU", "cores": 2, "usable_cores": 2, "ram_gb": 8.0, "python": "3.11", "torch": "2.13",
+            "numpy": "2.4", "matplotlib": "3.11", "ipywidgets": "8.1", "platform": "Linux"}
+    markdown, misses = run.build_report({"05_flow.ipynb": [result], "06_x.ipynb": [hung]}, floor, info, 1,
+                                        "2026-11-30 18:35", (1.0, 2.0))
+    assert "05_flow.ipynb (cell In [9]); 06_x.ipynb (cell In [2])." in markdown
+    assert "| 06_x.ipynb | – | 60 | – | – | – | 500 | – | error |" in markdown
+    assert misses == ["06_x.ipynb: ERROR while executing: the kernel hung in every attempt (cell In [2])"]
