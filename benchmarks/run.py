@@ -257,11 +257,13 @@ async def _run_kernel(notebook, cwd: Path, timeout: int, stall_seconds: float, s
     ``sweep``, run ``before_sweep`` and time every LivePlot of the kernel. Raises Stalled
     (with the cell) when the kernel goes idle with a cell pending."""
     import nbformat
-    from nbclient import NotebookClient
 
-    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(cwd)}},
-                            extra_arguments=["--IPKernelApp.log_level=ERROR"])
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from execute_notebooks import SteppedPollClient  # the executor the course saves with
+
+    client = SteppedPollClient(notebook, timeout=timeout, kernel_name="python3",
+                               resources={"metadata": {"path": str(cwd)}},
+                               extra_arguments=["--IPKernelApp.log_level=ERROR"])
     result = {"error": None}
     start = time.perf_counter()
     where = {"cell": "the kernel_info request"}

@@ -73,7 +73,7 @@ def execute(path: Path, timeout: int) -> float:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to run (default: all in notebooks/)")
-    parser.add_argument("--timeout", type=int, default=300, help="seconds one cell may take (default 300)")
+    parser.add_argument("--timeout", type=int, default=120, help="seconds one cell may take (default 120)")
     args = parser.parse_args(argv)
     for variable in THREAD_VARIABLES:
         os.environ[variable] = "1"
