@@ -48,7 +48,8 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 SWEEP_MODULE = Path(__file__).resolve().parent / "widget_sweep.py"
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+sys.path.insert(0, str(ROOT / "scripts"))
+from execute_notebooks import THREAD_VARIABLES, notebook_client  # noqa: E402  the executor the course saves with
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 MB = 1_000_000  # targets are in MB (10^6 bytes)
 FLOOR_LIBRARIES = ("numpy", "matplotlib", "matplotlib.figure", "torch", "ipywidgets")
@@ -258,12 +259,7 @@ async def _run_kernel(notebook, cwd: Path, timeout: int, stall_seconds: float, s
     (with the cell) when the kernel goes idle with a cell pending."""
     import nbformat
 
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from execute_notebooks import SteppedPollClient  # the executor the course saves with
-
-    client = SteppedPollClient(notebook, timeout=timeout, kernel_name="python3",
-                               resources={"metadata": {"path": str(cwd)}},
-                               extra_arguments=["--IPKernelApp.log_level=ERROR"])
+    client = notebook_client(notebook, cwd, timeout, extra_arguments=["--IPKernelApp.log_level=ERROR"])
     result = {"error": None}
     start = time.perf_counter()
     where = {"cell": "the kernel_info request"}

@@ -53,10 +53,11 @@ class SteppedPollClient(NotebookClient):
         return client
 
 
-def notebook_client(notebook, folder: Path, timeout: int) -> NotebookClient:
-    """A client that runs ``notebook`` in ``folder`` as the course's tests do."""
+def notebook_client(notebook, folder: Path, timeout: int, **options) -> NotebookClient:
+    """A client that runs ``notebook`` in ``folder`` as the course's tests do; ``options``
+    go to nbclient (the benchmark quiets the kernel's log, for instance)."""
     return SteppedPollClient(notebook, timeout=timeout, kernel_name="python3",
-                             resources={"metadata": {"path": str(folder)}}, store_widget_state=True)
+                             resources={"metadata": {"path": str(folder)}}, store_widget_state=True, **options)
 
 
 def execute(path: Path, timeout: int) -> float:

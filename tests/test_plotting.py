@@ -141,3 +141,28 @@ def test_use_house_style_restores_the_course_style():
     plotting.use_house_style()
     assert matplotlib.rcParams["axes.facecolor"] == "white"
     assert matplotlib.rcParams["axes.prop_cycle"].by_key()["color"][:2] == [plotting.RESIDUAL_COLOR, plotting.PLAIN_COLOR]
+
+
+def _labels(ax):
+    ax.figure.canvas.draw()
+    return [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+
+
+def test_tidy_log_yaxis_exponent_labels_use_one_format():
+    fig = Figure()
+    ax = fig.subplots()
+    ax.plot([1, 2], [1e-3, 1e7])
+    ax.set_yscale("log")
+    ax.set_ylim(1e-4, 1e8)
+    plotting.tidy_log_yaxis(ax, max_ticks=8, exponent_labels=True)
+    assert _labels(ax) == ["1e-04", "1e-02", "1e+00", "1e+02", "1e+04", "1e+06", "1e+08"]
+    ax.set_ylim(1e-1, 1e197)  # hundreds of decades: a round stride, not 1e+28, 1e+56, ...
+    plotting.tidy_log_yaxis(ax, max_ticks=8, exponent_labels=True)
+    assert _labels(ax) == ["1e+00", "1e+50", "1e+100", "1e+150"]
+    with pytest.raises(ValueError, match="log y axis"):
+        plotting.tidy_log_yaxis(Figure().subplots(), exponent_labels=True)
+    ax.set_ylim(2e-3, 5e-3)  # inside one decade: its two ends are labelled
+    plotting.tidy_log_yaxis(ax, exponent_labels=True)
+    assert _labels(ax) == ["2.0e-03", "5.0e-03"]
+    with pytest.raises(ValueError, match="max_ticks"):
+        plotting.tidy_log_yaxis(ax, max_ticks=1, exponent_labels=True)

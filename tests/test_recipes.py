@@ -121,28 +121,6 @@ def test_plot_losses_marks_a_nan_run_instead_of_dropping_it():
     assert all(legend.get_texts()[0].get_fontsize() >= 10 for legend in (ax.get_legend() for ax in fig.axes))
 
 
-def _labels(ax):
-    ax.figure.canvas.draw()
-    return [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
-
-
-def test_tick_labels_use_one_format_at_round_decades():
-    fig = Figure()
-    ax = fig.subplots()
-    ax.plot([1, 2], [1e-3, 1e7])
-    ax.set_yscale("log")
-    ax.set_ylim(1e-4, 1e8)
-    recipes.label_decades(ax)
-    assert _labels(ax) == ["1e-04", "1e-02", "1e+00", "1e+02", "1e+04", "1e+06", "1e+08"]
-    ax.set_ylim(1e-1, 1e197)  # hundreds of decades: a round stride, not 1e+28, 1e+56, ...
-    recipes.label_decades(ax)
-    assert _labels(ax) == ["1e+00", "1e+50", "1e+100", "1e+150"]
-    with pytest.raises(ValueError, match="log y axis"):
-        recipes.label_decades(Figure().subplots())
-    with pytest.raises(ValueError, match="max_ticks"):
-        recipes.label_decades(ax, max_ticks=1)
-
-
 def test_draw_losses_when_no_run_stayed_finite():
     fig = Figure()
     note = recipes.draw_losses(fig, {"default": [float("nan")]})

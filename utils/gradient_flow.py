@@ -127,13 +127,11 @@ class LayerProfile:
             return self.grad_norm / self.grad_norm[-1]
 
 
-def _check_tokens(name: str, x, d: int | None = None) -> None:
+def _check_tokens(name: str, x) -> None:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
     if not torch.is_floating_point(x):
         raise TypeError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
-    if d is not None and (x.ndim == 0 or x.shape[-1] != d):
-        raise ValueError(f"{name} must have last dimension d={d}, got shape {tuple(x.shape)}")
 
 
 def _stats(x: torch.Tensor) -> tuple[float, float]:

@@ -101,26 +101,35 @@ def legend_below(fig: Figure, *, ncols: int = 2, fontsize: float = 8.0, xlabel_i
                ncols=ncols, fontsize=fontsize, frameon=False, borderaxespad=0.2)
 
 
-def tidy_log_yaxis(ax, *, max_ticks: int = 7) -> None:
+def tidy_log_yaxis(ax, *, max_ticks: int = 7, exponent_labels: bool = False) -> None:
     """Label a log y axis at round decades only (1e-100, 1e-50, 1, 1e+50, ...: a stride
     of 1, 2 or 5 times a power of ten), in plain text and without minor ticks: readable
     when values span hundreds of decades, and about a fifth faster to redraw than
-    matplotlib's math-text labels."""
-    from matplotlib.ticker import FixedLocator, LogFormatter, NullLocator
+    matplotlib's math-text labels. With ``exponent_labels`` every label reads 1e+NN, so
+    one axis never mixes 1000, 1e4 and 1e+07, and even a narrow axis gets labels.
+    Call it after the y limits are final."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogFormatter, NullLocator
 
     max_ticks = check_int("max_ticks", max_ticks, minimum=2, maximum=20)
     if ax.get_yscale() != "log":
         raise ValueError("ax must have a log y axis (ax.set_yscale('log')) before tidy_log_yaxis")
-    low, high = (np.log10(limit) for limit in sorted(ax.get_ylim()))
+    low, high = (float(np.log10(limit)) for limit in sorted(ax.get_ylim()))
     first, last = int(np.ceil(low)), int(np.floor(high))
-    if last - first < 2:  # two decades or fewer: matplotlib's own labels read better
+    if exponent_labels and last < first:  # less than one decade in view: label its ends
+        ax.yaxis.set_major_locator(FixedLocator([10 ** low, 10 ** high]))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _position: f"{value:.1e}"))
+        ax.yaxis.set_minor_locator(NullLocator())
+        return
+    if not exponent_labels and last - first < 2:  # two decades or fewer: matplotlib's labels read better
         return
     span = last - first
-    stride = next((s * 10 ** p for p in range(4) for s in (1, 2, 5) if span / (s * 10 ** p) < max_ticks),
-                  int(np.ceil(span / (max_ticks - 1))))
+    stride = next(s * 10 ** p for p in range(4) for s in (1, 2, 5) if span / (s * 10 ** p) < max_ticks)
     exponents = np.arange(int(np.ceil(first / stride)) * stride, last + 1, stride)
     ax.yaxis.set_major_locator(FixedLocator(10.0 ** exponents))
-    ax.yaxis.set_major_formatter(LogFormatter(labelOnlyBase=False))
+    if exponent_labels:
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _position: f"{value:.0e}" if value > 0 else ""))
+    else:
+        ax.yaxis.set_major_formatter(LogFormatter(labelOnlyBase=False))
     ax.yaxis.set_minor_locator(NullLocator())
 
 

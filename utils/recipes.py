@@ -21,10 +21,9 @@ import math
 
 import numpy as np
 import torch
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 from torch import nn
 
-from .plotting import PALETTE, log_safe, plot_log_safe
+from .plotting import PALETTE, log_safe, plot_log_safe, tidy_log_yaxis
 from .validation import check_choice, check_int
 
 RECIPES = ("default", "scaled", "gpt2", "rezero", "fixup")
@@ -154,33 +153,6 @@ RECIPE_COLORS = {"default": PALETTE[6], "scaled": PALETTE[5], "gpt2": PALETTE[3]
                  "fixup": PALETTE[4]}
 
 
-def _decade_label(value, _position=None) -> str:
-    """One tick format for every decade of a log axis: 1e-03, 1e+00, 1e+06."""
-    return f"{value:.0e}" if value > 0 else ""
-
-
-def label_decades(ax, *, max_ticks: int = 8) -> None:
-    """Label a log y axis at round decades (a stride of 1, 2 or 5 times a power of ten,
-    at most ``max_ticks`` labels), all in the one format 1e+NN, without minor ticks: no
-    mix of 1000, 1e4 and 1e+07 on one axis, and plain text is fast to redraw. Call it
-    after the y limits are final."""
-    max_ticks = check_int("max_ticks", max_ticks, minimum=2, maximum=20)
-    if ax.get_yscale() != "log":
-        raise ValueError("ax must have a log y axis (ax.set_yscale('log')) before label_decades")
-    low, high = (float(np.log10(limit)) for limit in sorted(ax.get_ylim()))
-    first, last = math.ceil(low), math.floor(high)
-    if last < first:  # less than one decade in view: label its ends
-        ax.yaxis.set_major_locator(FixedLocator([10 ** low, 10 ** high]))
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:.1e}"))
-    else:
-        span = last - first
-        stride = next(m * 10 ** e for e in range(4) for m in (1, 2, 5) if span / (m * 10 ** e) < max_ticks)
-        exponents = np.arange(math.ceil(first / stride) * stride, last + 1, stride)
-        ax.yaxis.set_major_locator(FixedLocator(10.0 ** exponents))
-        ax.yaxis.set_major_formatter(FuncFormatter(_decade_label))
-    ax.yaxis.set_minor_locator(NullLocator())
-
-
 def plot_losses(ax, losses, *, color: str, label: str) -> str:
     """Draw a training-loss curve on a log axis. A run that ended in NaN or inf keeps its
     finite part, and its last step gets an open triangle at the top edge of the axes,
@@ -235,7 +207,7 @@ def draw_losses(fig, histories: dict) -> str:
         ax.set_xlabel("training step")
         ax.set_ylabel("training loss (cross-entropy)")
         if ax.get_yscale() == "log":
-            label_decades(ax)
+            tidy_log_yaxis(ax, max_ticks=8, exponent_labels=True)
     everything.legend(loc="upper right", fontsize=10)
     if trained:
         finite.legend(loc="upper right", fontsize=10)
@@ -260,7 +232,7 @@ def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x=None) -> str
     ax.set_ylim(np.nanmin(shown) / 10, np.nanmax(shown) * 10)  # at least two labelled decades
     # Plain-text tick labels in one format (1e+06) instead of mathtext (10^6), no minor
     # ticks: several times faster to render, which keeps the widget inside its time budget.
-    label_decades(ax)
+    tidy_log_yaxis(ax, max_ticks=8, exponent_labels=True)
     ax.set_xlabel("after block (0 = stem)")
     ax.set_ylabel("root mean square")
     ax.legend(loc="lower center", fontsize=10)  # a fixed place: "best" is slow to compute

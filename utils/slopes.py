@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from .plotting import (LOG_CEILING, LOG_FLOOR, PLAIN_COLOR, RESIDUAL_COLOR, legend_below, plot_log_safe,
+from .plotting import (PLAIN_COLOR, RESIDUAL_COLOR, legend_below, log_safe, plot_log_safe,
                        tidy_log_yaxis, use_fixed_margins)
 from .validation import check_float, check_int
 
@@ -152,7 +152,7 @@ def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
     plot_log_safe(ax, layers, plain, color=PLAIN_COLOR, label=f"plain, slope {plain_slope:g} each", lw=3)
     plot_log_safe(ax, layers, high, color=RESIDUAL_COLOR, label=f"residual, slope 1 + {edit:g} each")
     plot_log_safe(ax, layers, low, color=RESIDUAL_COLOR, label=f"residual, slope 1 - {edit:g} each", ls="--")
-    ax.fill_between(layers, np.clip(np.abs(low), LOG_FLOOR, LOG_CEILING), np.clip(high, LOG_FLOOR, LOG_CEILING),
+    ax.fill_between(layers, log_safe(low)[0], log_safe(high)[0],
                     color=RESIDUAL_COLOR, alpha=0.12, lw=0)
     ax.axhline(1.0, color="grey", lw=1, ls=":")
     tidy_log_yaxis(ax)
