@@ -198,3 +198,13 @@ def test_every_corner_of_the_widget_draws_without_warnings():
                 text = jacobians.draw_jacobian_products(fig, depth=depth, scale=scale)
                 assert text and fig.axes[0].get_lines()
                 assert plotting.figure_png(fig)[:4] == b"\x89PNG"
+
+
+def test_a_redraw_on_the_widget_figure_matches_a_fresh_figure_pixel_for_pixel():
+    reused = Figure(figsize=(jacobians.FIGURE_SIZE["width"], jacobians.FIGURE_SIZE["height"]), layout="constrained")
+    for depth, scale in ((1, 0.0), (1000, 2.0), (50, 0.1), (2, 1.0), (50, 0.1)):
+        jacobians.draw_jacobian_products(reused, depth=depth, scale=scale)
+        fresh = Figure(figsize=(jacobians.FIGURE_SIZE["width"], jacobians.FIGURE_SIZE["height"]), layout="constrained")
+        jacobians.draw_jacobian_products(fresh, depth=depth, scale=scale)
+        assert plotting.figure_png(reused) == plotting.figure_png(fresh), (depth, scale)
+    assert len(reused.axes) == 2

@@ -151,3 +151,14 @@ def test_every_corner_of_the_widget_draws_without_warnings():
                     text = slopes.draw_slope_products(fig, depth=depth, plain_slope=plain_slope, edit=edit)
                     assert text and fig.axes[0].get_lines()
                     assert plotting.figure_png(fig)[:4] == b"\x89PNG"
+
+
+def test_a_redraw_on_the_widget_figure_matches_a_fresh_figure_pixel_for_pixel():
+    reused = Figure(figsize=(slopes.FIGURE_SIZE["width"], slopes.FIGURE_SIZE["height"]), layout="constrained")
+    for depth, plain_slope, edit in ((1, 0.0, 0.0), (1000, 2.0, 1.0), (20, 0.5, 0.05), (1000, 0.5, 0.05),
+                                     (20, 1.0, 0.0)):
+        slopes.draw_slope_products(reused, depth=depth, plain_slope=plain_slope, edit=edit)
+        fresh = Figure(figsize=(slopes.FIGURE_SIZE["width"], slopes.FIGURE_SIZE["height"]), layout="constrained")
+        slopes.draw_slope_products(fresh, depth=depth, plain_slope=plain_slope, edit=edit)
+        assert plotting.figure_png(reused) == plotting.figure_png(fresh), (depth, plain_slope, edit)
+    assert len(reused.axes) == 1

@@ -1,6 +1,7 @@
 import ipywidgets
 import pytest
 
+from utils import plotting, widgets
 from utils.widgets import LivePlot
 
 
@@ -31,3 +32,21 @@ def test_live_plot_rejects_bad_arguments():
         LivePlot(_draw, {})
     with pytest.raises(TypeError, match=r"controls\['depth'\] must be an ipywidgets value widget"):
         LivePlot(_draw, {"depth": 3})
+
+
+def _draw_reusing(fig, depth):
+    plotting.reuse_axes(fig, lambda f: f.subplots()).plot(range(depth))
+    return f"depth {depth}"
+
+
+def test_live_plot_sends_svg_and_keeps_reused_axes(monkeypatch):
+    shown = []
+    monkeypatch.setattr(widgets, "display", lambda *objects, **options: shown.append((objects, options)))
+    depth = ipywidgets.IntSlider(value=3, min=1, max=1000)
+    panel = LivePlot(_draw_reusing, {"depth": depth})
+    ax = panel.figure.axes[0]
+    depth.value = 50
+    assert panel.figure.axes == [ax] and len(ax.get_lines()) == 1  # emptied and redrawn, not cleared
+    assert len(ax.get_lines()[0].get_xdata()) == 50
+    (bundle,), options = shown[-1]
+    assert options == {"raw": True} and bundle["image/svg+xml"].startswith("<?xml")

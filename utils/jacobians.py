@@ -11,7 +11,8 @@ from matplotlib.axes import Axes
 from matplotlib.ticker import MaxNLocator
 
 from .numpy_block import forward
-from .plotting import PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, legend_below, plot_log_safe, tidy_log_yaxis, use_fixed_margins
+from .plotting import (PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, legend_below, plot_log_safe, reuse_axes,
+                       tidy_log_yaxis, use_fixed_margins)
 from .slopes import MAX_DEPTH, format_table, plotted_depths
 
 FIGURE_SIZE = {"width": 10.0, "height": 5.0}  # notebook 03's widget pictures: two panels, legend below
@@ -203,8 +204,7 @@ def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
     scale = check_float("scale", scale)
     matrices = random_layer_matrices(depth, dim, seed=seed)
     layers = plotted_depths(depth)
-    both, zoom = fig.subplots(1, 2, gridspec_kw={"width_ratios": (3, 2), "wspace": 0.25})
-    use_fixed_margins(fig, left=0.1, right=0.98, bottom=0.13, top=0.86)
+    both, zoom = reuse_axes(fig, _two_panels)
     summary = []
     marker = "o" if depth == 1 else None  # a single depth: a dot, not an invisible line
     for residual, color, name in ((False, PLAIN_COLOR, "plain s·W"), (True, RESIDUAL_COLOR, "residual I + s·W")):
@@ -221,7 +221,7 @@ def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
         _label_narrow_log_axis(ax)
         ax.set_xlabel("depth (number of layers)")
         ax.xaxis.set_major_locator(MaxNLocator(nbins=ticks, integer=True))  # few labels: a faster redraw
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title, fontsize=10, y=1.01)  # a set height: no measuring of the ticks
         if depth == 1:
             ax.set_xlim(0.5, 1.5)
             ax.set_xticks([1])
@@ -230,6 +230,13 @@ def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
     legend_below(fig, ncols=2)
     return (f"depth {depth}, branch scale s = {scale:g}, d = {dim}: singular values of the product range "
             + "; ".join(summary) + ".")
+
+
+def _two_panels(fig):
+    """All curves on the left, the residual ones zoomed in on the right."""
+    panels = fig.subplots(1, 2, gridspec_kw={"width_ratios": (3, 2), "wspace": 0.25})
+    use_fixed_margins(fig, left=0.1, right=0.98, bottom=0.13, top=0.86)
+    return panels
 
 
 def _label_narrow_log_axis(ax) -> None:

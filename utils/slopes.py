@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from .plotting import (PLAIN_COLOR, RESIDUAL_COLOR, legend_below, log_safe, plot_log_safe,
+from .plotting import (PLAIN_COLOR, RESIDUAL_COLOR, legend_below, log_safe, plot_log_safe, reuse_axes,
                        tidy_log_yaxis, use_fixed_margins)
 from .validation import check_float, check_int
 
@@ -134,6 +134,12 @@ def plotted_depths(depth, points=100) -> np.ndarray:
     return np.unique(np.round(np.linspace(1, depth, points)).astype(int))
 
 
+def _one_panel(fig):
+    ax = fig.subplots()
+    use_fixed_margins(fig, left=0.11, right=0.97, bottom=0.13, top=0.92)
+    return ax
+
+
 def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
     """Draw, on a log axis, the slope of a stack against its depth: plain layers of slope
     ``plain_slope`` (vermillion) against residual blocks whose slopes lie in the band
@@ -147,8 +153,7 @@ def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
     plain = slope_products(plain_slope, depth)[layers - 1]
     high = slope_products(1 + edit, depth)[layers - 1]
     low = slope_products(1 - edit, depth)[layers - 1]
-    ax = fig.subplots()
-    use_fixed_margins(fig, left=0.11, right=0.97, bottom=0.13, top=0.92)
+    ax = reuse_axes(fig, _one_panel)
     plot_log_safe(ax, layers, plain, color=PLAIN_COLOR, label=f"plain, slope {plain_slope:g} each", lw=3)
     plot_log_safe(ax, layers, high, color=RESIDUAL_COLOR, label=f"residual, slope 1 + {edit:g} each")
     plot_log_safe(ax, layers, low, color=RESIDUAL_COLOR, label=f"residual, slope 1 - {edit:g} each", ls="--")

@@ -1,5 +1,6 @@
 """The one way the course wires controls to a picture: a plain, tested function
-``draw(fig, **values) -> text`` redrawn into an ``Output`` whenever a control moves.
+``draw(fig, **values) -> text`` redrawn into an ``Output`` (as SVG) whenever a control
+moves.
 
 The widget only wires; all computing lives in the function, which notebooks also call
 once directly (``plotting.render``) for the static picture of the default state.
@@ -60,14 +61,13 @@ class LivePlot:
         """Recompute and redraw with the current values, showing a busy state meanwhile."""
         self.status.value = BUSY
         start = time.perf_counter()
-        self.figure.clear()
+        if not plotting.reuses_axes(self.figure):
+            self.figure.clear()
         self.text = self.draw(self.figure, **self.values())
-        png = plotting.figure_png(self.figure)
+        svg = plotting.figure_svg(self.figure)
         with self.output:
             clear_output(wait=True)
-            from IPython.display import Image
-
-            display(Image(data=png, format="png"))
+            display({"image/svg+xml": svg}, raw=True)  # raw: IPython's SVG() would re-parse it
             if self.text:
                 print(self.text)
         self.last_seconds = time.perf_counter() - start
