@@ -11,10 +11,12 @@ PIP_EXTRA ?=
 
 .PHONY: lab test execute benchmark
 
+# --no-compile: pip does not byte-compile all of torch up front (half the install time);
+# Python compiles each module the first time it is imported.
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check $(PIP_EXTRA) -r requirements.txt
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(BIN)/python -m pip install --quiet --no-compile --disable-pip-version-check $(PIP_EXTRA) -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-compile --disable-pip-version-check --no-deps -e .
 	touch $(STAMP)
 
 lab: $(STAMP)
@@ -22,7 +24,7 @@ lab: $(STAMP)
 
 test: $(STAMP)
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
-	$(BIN)/python -m pytest -n 2 --dist loadfile --nbval -p no:cacheprovider
+	$(BIN)/python -m pytest -n 2 --nbval -p no:cacheprovider
 
 execute: $(STAMP)
 	$(BIN)/python scripts/execute_notebooks.py $(NOTEBOOKS)

@@ -27,6 +27,50 @@ def pytest_collection_modifyitems(config, items):
         item.output_timeout = OUTPUT_TIMEOUT
         if _shows_widget(cell):
             item.options["check"] = False
+    items.sort(key=_start_early)  # stable: each notebook's cells stay in order
+
+
+# How `make test` shares the work between its two xdist workers (see pytest_xdist_make_scheduler).
+RUN_ALONE = ("tests/test_browser.py", "tests/test_binder.py")  # long tests: a JupyterLab session, a fresh install
+
+
+def _start_early(item) -> tuple[int, int]:
+    """Long work first, so the two workers finish together: slow tests, then the notebooks'
+    cells, then the browser tests, then unit tests. Notebooks 06-08 train networks, so
+    later notebooks go first."""
+    if item.get_closest_marker("slow"):
+        return 0, 0
+    if hasattr(item, "cell"):
+        return 1, -_notebook_number(item.path.name)
+    if item.get_closest_marker("browser") and hasattr(item, "callspec"):
+        return 2, -_notebook_number(item.callspec.id)
+    return 3, 0
+
+
+def _notebook_number(name: str) -> int:
+    return int(name[:2]) if name[:2].isdigit() else 0
+
+
+def work_unit(nodeid: str) -> str:
+    """The tests that must run on one worker, in order: a notebook's cells share one kernel,
+    a test file may share module fixtures. A test of a RUN_ALONE file is a unit by itself
+    (a browser test starts its worker's own JupyterLab if that worker has none yet)."""
+    path = nodeid.split("::", 1)[0]
+    return nodeid if path in RUN_ALONE else path
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Units as work_unit says, handed out in collection order (longest first, see
+    _start_early). xdist's ``--dist loadgroup`` would do this with marks, but under pytest 9
+    its marks do not reach the scheduler (the nodeid it rewrites is no longer the one used)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByWorkUnit(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    config.option.loadscopereorder = False  # keep the longest-first order
+    return ByWorkUnit(config, log)
 
 
 def pytest_configure(config):

@@ -183,7 +183,10 @@ def binder_requirements_for_this_machine(python: str) -> str:
 
 
 def _pip(python: str, *args: str, cwd: Path) -> None:
-    result = subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *args],
+    # --no-compile: no .pyc for every file of torch up front (half the install time); Python
+    # compiles what a kernel imports when it imports it, so what is installed is the same.
+    result = subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-compile", "--disable-pip-version-check",
+                             *args],
                             cwd=cwd, capture_output=True, text=True, timeout=1200)
     assert result.returncode == 0, f"pip install {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
 
@@ -198,15 +201,16 @@ def notebook_for_the_binder_run() -> Path:
 
 RUNNER = r'''
 import json, sys
+from pathlib import Path
 import nbformat
-from nbclient import NotebookClient
-path = sys.argv[1]
+path = Path(sys.argv[1])
+sys.path.insert(0, str(path.parent.parent / "scripts"))
+from execute_notebooks import notebook_client  # the course's executor: it polls in short steps (nbclient#312)
 notebook = nbformat.read(path, as_version=4)
 notebook.cells.append(nbformat.v4.new_code_cell(
     "import json as _j, resource as _r, sys as _s\n"
     "print('BINDER-RUN', _j.dumps({'prefix': _s.prefix, 'peak_kb': _r.getrusage(_r.RUSAGE_SELF).ru_maxrss}))"))
-NotebookClient(notebook, timeout=600, kernel_name="python3",
-               resources={"metadata": {"path": str(__import__("pathlib").Path(path).parent)}}).execute()
+notebook_client(notebook, path.parent, timeout=600).execute()
 errors = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
 assert not errors, errors
 print(notebook.cells[-1].outputs[0]["text"].strip())
