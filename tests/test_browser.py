@@ -43,7 +43,7 @@ RUN_ALL_MS = 900_000
 WIDGETS_RENDER_MS = 120_000
 REDRAW_MS = 300_000
 # A LivePlot (utils/widgets.py): a VBox of [controls HBox, status HTML, Output with the PNG and its text].
-LIVEPLOT = ".widget-vbox:has(> .widget-hbox):has(> .widget-html):has(> .widget-output)"
+LIVEPLOT = ".widget-vbox.liveplot"  # utils.widgets.LivePlot: controls, status, picture, caption
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 STDERR = '[data-mime-type="application/vnd.jupyter.stderr"]'
 THREADS = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
@@ -208,17 +208,16 @@ SCROLL_TO_FIRST_FIGURE_JS = """(panel, liveplot) => {
 }"""
 
 REDRAWN_JS = """([plot, before]) => {
-  const image = plot.querySelector(':scope > .widget-output img');
-  const status = plot.querySelector(':scope > .widget-html').innerText.trim();
+  const image = plot.querySelector(':scope > img.widget-image');
+  const status = plot.querySelector(':scope > .liveplot-status').innerText.trim();
   return image !== null && image.src !== before && status === '';
 }"""
 
 
 def _liveplot_state(plot) -> tuple[str | None, str]:
-    image = plot.locator(":scope > .widget-output img")
+    image = plot.locator(":scope > img.widget-image")
     source = image.first.get_attribute("src") if image.count() else None
-    text = "\n".join(plot.locator(':scope > .widget-output [data-mime-type="application/vnd.jupyter.stdout"]')
-                     .all_inner_texts()).strip()
+    text = "\n".join(plot.locator(":scope > .liveplot-caption").all_inner_texts()).strip()
     return source, text
 
 
@@ -338,7 +337,7 @@ def test_notebook_runs_and_its_widgets_respond_in_jupyterlab(lab, browser, path)
                     page.wait_for_function(REDRAWN_JS, arg=[plot.element_handle(), source], timeout=REDRAW_MS,
                                            polling=100)
                 except PlaywrightTimeout:
-                    status = plot.locator(":scope > .widget-html").inner_text().strip()
+                    status = plot.locator(":scope > .liveplot-status").inner_text().strip()
                     raise AssertionError(
                         f"{path.name}: LivePlot {index} ({what}) did not redraw within {REDRAW_MS / 1000:.0f} s; "
                         f"status {status!r}. A status stuck on busy means its draw function raised at the new "

@@ -1,7 +1,7 @@
 import ipywidgets
 import pytest
 
-from utils import plotting, widgets
+from utils import plotting
 from utils.widgets import LivePlot
 
 
@@ -39,14 +39,22 @@ def _draw_reusing(fig, depth):
     return f"depth {depth}"
 
 
-def test_live_plot_sends_svg_and_keeps_reused_axes(monkeypatch):
-    shown = []
-    monkeypatch.setattr(widgets, "display", lambda *objects, **options: shown.append((objects, options)))
+def test_live_plot_shows_svg_and_text_and_keeps_reused_axes():
     depth = ipywidgets.IntSlider(value=3, min=1, max=1000)
     panel = LivePlot(_draw_reusing, {"depth": depth})
     ax = panel.figure.axes[0]
+    first = panel.image.value
     depth.value = 50
     assert panel.figure.axes == [ax] and len(ax.get_lines()) == 1  # emptied and redrawn, not cleared
     assert len(ax.get_lines()[0].get_xdata()) == 50
-    (bundle,), options = shown[-1]
-    assert options == {"raw": True} and bundle["image/svg+xml"].startswith("<?xml")
+    assert panel.image.format == "svg+xml" and bytes(panel.image.value).startswith(b"<?xml") and bytes(panel.image.value) != bytes(first)
+    assert panel.caption.value == "<pre>depth 50</pre>"
+    assert panel.widget.children[1:] == (panel.status, panel.image, panel.caption)
+    assert panel.image.layout.width == "700px"  # 7 inches at 100 dpi, like the stored PNGs
+
+
+def test_live_plot_caption_is_escaped_text():
+    panel = LivePlot(lambda fig, n: f"n < {n} & more", {"n": ipywidgets.IntSlider(value=2)})
+    assert panel.caption.value == "<pre>n &lt; 2 &amp; more</pre>"
+    quiet = LivePlot(lambda fig, n: None, {"n": ipywidgets.IntSlider(value=2)})
+    assert quiet.caption.value == "" and bytes(quiet.image.value).startswith(b"<?xml")

@@ -1,17 +1,17 @@
 """The one way the course wires controls to a picture: a plain, tested function
-``draw(fig, **values) -> text`` redrawn into an ``Output`` (as SVG) whenever a control
-moves.
+``draw(fig, **values) -> text`` redrawn, as SVG, into an ``Image`` whenever a control moves.
 
 The widget only wires; all computing lives in the function, which notebooks also call
 once directly (``plotting.render``) for the static picture of the default state.
 """
 from __future__ import annotations
 
+import html
 import time
 import weakref
 
 import ipywidgets as widgets
-from IPython.display import clear_output, display
+from IPython.display import display
 from matplotlib.figure import Figure
 
 from . import plotting
@@ -26,6 +26,11 @@ class LivePlot:
     control redraws at once (set ``continuous_update=False`` on sliders of slow
     functions). ``last_seconds`` holds how long the last redraw took, and
     ``LivePlot.instances`` every live panel of the kernel, so a benchmark can drive them.
+
+    The picture is an ``Image`` widget and the text an ``HTML`` one, not an ``Output``:
+    a redraw is then one message per widget, and notebook executors (nbclient, behind
+    ``jupyter nbconvert --execute``) never have to echo an Output's state back to the
+    kernel, which could make them miss the cell's reply and wait out their whole timeout.
     """
 
     instances: "weakref.WeakSet[LivePlot]" = weakref.WeakSet()
@@ -41,15 +46,21 @@ class LivePlot:
         self.draw = draw
         self.controls = controls
         self.figure = Figure(figsize=(width, height), layout="constrained")
-        self.output = widgets.Output()
         self.status = widgets.HTML(value="")
+        pixels = round(width * self.figure.dpi)  # as wide as the stored PNG of the same figure
+        self.image = widgets.Image(format="svg+xml", layout=widgets.Layout(
+            width=f"{pixels}px", max_width="100%", height="auto"))
+        self.caption = widgets.HTML(value="")
+        self.status.add_class("liveplot-status")
+        self.caption.add_class("liveplot-caption")
         self.text = None
         self.last_seconds = None
         for control in controls.values():
             control.observe(self._on_change, names="value")
         self.widget = widgets.VBox([widgets.HBox(list(controls.values()),
                                                  layout=widgets.Layout(flex_flow="row wrap")),
-                                    self.status, self.output])
+                                    self.status, self.image, self.caption])
+        self.widget.add_class("liveplot")
         LivePlot.instances.add(self)
         self.update()
 
@@ -64,12 +75,8 @@ class LivePlot:
         if not plotting.reuses_axes(self.figure):
             self.figure.clear()
         self.text = self.draw(self.figure, **self.values())
-        svg = plotting.figure_svg(self.figure)
-        with self.output:
-            clear_output(wait=True)
-            display({"image/svg+xml": svg}, raw=True)  # raw: IPython's SVG() would re-parse it
-            if self.text:
-                print(self.text)
+        self.image.value = plotting.figure_svg(self.figure).encode()
+        self.caption.value = f"<pre>{html.escape(self.text)}</pre>" if self.text else ""
         self.last_seconds = time.perf_counter() - start
         self.status.value = ""
 
