@@ -11,12 +11,15 @@ PIP_EXTRA ?=
 
 .PHONY: lab test execute benchmark
 
-# --no-compile: pip does not byte-compile all of torch up front (half the install time);
-# Python compiles each module the first time it is imported.
+# pip byte-compiles one file at a time; compileall -j 0 does it on every core (77 -> 56 s
+# here). Byte-compiling matters: with PYTHONDONTWRITEBYTECODE set (as on this machine and in
+# CI) nothing is cached later, and every kernel would compile torch again on import.
+# `|| true`: a few torch test files use Python 3.12 syntax; pip skips them the same way.
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --no-compile --disable-pip-version-check $(PIP_EXTRA) -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-compile --disable-pip-version-check --no-deps -e .
+	$(BIN)/python -m compileall -qq -j 0 $(VENV)/lib || true
 	touch $(STAMP)
 
 lab: $(STAMP)
