@@ -1,7 +1,8 @@
 """The course's one figure style: colour-blind-safe colours (plain and residual always the
 same two), readable sizes, opaque backgrounds, and honest log axes when values under- or
 overflow. Figures are plain ``matplotlib.figure.Figure`` objects (no pyplot state), shown
-as PNG so stored notebook outputs stay small and stable."""
+as PNG so stored notebook outputs stay small and stable; widgets redraw them as SVG on
+axes they keep (``reuse_axes``, ``figure_svg``), in about half the time of a PNG redraw."""
 from __future__ import annotations
 
 import io
@@ -73,8 +74,8 @@ def reuse_axes(fig: Figure, build):
         raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
     if not callable(build):
         raise TypeError(f"build must be a function build(fig) -> axes, got {type(build).__name__}")
-    kept = getattr(fig, "_course_reused_axes", None)
-    if kept is not None and kept["build"] is build.__code__ and fig.axes == kept["all"]:
+    if reuses_axes(fig) and fig._course_reused_axes["build"] is build.__code__:
+        kept = fig._course_reused_axes
         for ax in kept["all"]:
             _empty_axes(ax)
         for artist in (*fig.legends, *fig.texts):
