@@ -40,9 +40,9 @@ def test_format_summary_shows_spread_only_when_there_is_one():
 
 def test_targets_follow_the_notebook_number():
     assert run.targets_for("00_start_here.ipynb") == run.Targets(20.0, 400.0, 0.100, 3.0)
-    assert run.targets_for("/x/notebooks/05_gradient_flow.ipynb") == run.Targets(20.0, 400.0, 0.100, 3.0)
-    assert run.targets_for("06_training.ipynb") == run.Targets(60.0, 500.0, 0.100, 3.0)
-    assert run.targets_for("08_transformers.ipynb").widget_default_seconds == 0.300
+    assert run.targets_for("/x/notebooks/06_gradient_flow.ipynb") == run.Targets(20.0, 400.0, 0.100, 3.0)
+    assert run.targets_for("08_training.ipynb") == run.Targets(60.0, 500.0, 0.100, 3.0)
+    assert run.targets_for("10_transformers.ipynb").widget_default_seconds == 0.300
     with pytest.raises(ValueError, match="name must look like NN_short_name"):
         run.targets_for("intro.ipynb")
 
@@ -196,8 +196,8 @@ def test_judge_widget_checks_default_median_and_worst_setting():
     assert fast["extreme"] == (2.5, "1000") and fast["worst"] == (2.5, "1000")
     slow = run.judge_widget(_entry([0.15, 0.12, 0.2], [("1", 0.1, True), ("1000", 3.4, True)]), targets)
     assert slow["misses"] == ["median at default 150 ms > 100 ms (+50 ms)", "3.40 s at 1000 > 3 s (+0.40 s)"]
-    notebook_08 = run.judge_widget(_entry([0.15, 0.12, 0.2], [("1", 0.1, True)]), run.targets_for("08_x.ipynb"))
-    assert notebook_08["misses"] == []
+    notebook_10 = run.judge_widget(_entry([0.15, 0.12, 0.2], [("1", 0.1, True)]), run.targets_for("10_x.ipynb"))
+    assert notebook_10["misses"] == []
 
 
 def test_widget_rows_pool_runs_and_order_panels_by_cell():
@@ -219,14 +219,14 @@ def test_build_report_marks_misses_with_their_size():
 
     floor = {"runs": [{"seconds": 2.0, "peak_bytes": 300 * run.MB, "import_failures": "floor import failures: []"}]}
     results = {"02_slopes.ipynb": [result(10.0, 350), result(12.0, 360), result(11.0, 340)],
-               "07_why.ipynb": [result(65.0, 450)]}
+               "09_why.ipynb": [result(65.0, 450)]}
     info = {"cpu": "Test CPU", "cores": 2, "usable_cores": 2, "ram_gb": 8.0, "python": "3.11", "torch": "2.13",
             "numpy": "2.4", "matplotlib": "3.11", "ipywidgets": "8.1", "platform": "Linux"}
     markdown, misses = run.build_report(results, floor, info, 3, "2026-11-30 18:35", (1.0, 2.0))
-    assert misses == ["07_why.ipynb: wall time 65.0 s > 60 s (+5.0 s)"]
+    assert misses == ["09_why.ipynb: wall time 65.0 s > 60 s (+5.0 s)"]
     assert "| 02_slopes.ipynb | 11.0 (10.0–12.0) | 20 | pass | 350 (340–360) | 1.17 | 400 | pass | pass |" in markdown
-    assert "| 07_why.ipynb | 65.0 | 60 | miss | 450 | 1.50 | 500 | pass | miss |" in markdown
-    assert "Test CPU, 2 cores" in markdown and "- 07_why.ipynb: wall time 65.0 s > 60 s (+5.0 s)" in markdown
+    assert "| 09_why.ipynb | 65.0 | 60 | miss | 450 | 1.50 | 500 | pass | miss |" in markdown
+    assert "Test CPU, 2 cores" in markdown and "- 09_why.ipynb: wall time 65.0 s > 60 s (+5.0 s)" in markdown
 
 
 def test_last_line_of_an_error_drops_colours_and_traceback():
@@ -273,8 +273,8 @@ def test_build_report_lists_runs_restarted_after_a_hang():
     floor = {"runs": [{"seconds": 2.0, "peak_bytes": 300 * run.MB, "import_failures": "floor import failures: []"}]}
     info = {"cpu": "Test CPU", "cores": 2, "usable_cores": 2, "ram_gb": 8.0, "python": "3.11", "torch": "2.13",
             "numpy": "2.4", "matplotlib": "3.11", "ipywidgets": "8.1", "platform": "Linux"}
-    markdown, misses = run.build_report({"05_flow.ipynb": [result], "06_x.ipynb": [hung]}, floor, info, 1,
+    markdown, misses = run.build_report({"05_flow.ipynb": [result], "08_x.ipynb": [hung]}, floor, info, 1,
                                         "2026-11-30 18:35", (1.0, 2.0))
-    assert "05_flow.ipynb (cell In [9]); 06_x.ipynb (cell In [2])." in markdown
-    assert "| 06_x.ipynb | – | 60 | – | – | – | 500 | – | error |" in markdown
-    assert misses == ["06_x.ipynb: ERROR while executing: the kernel hung in every attempt (cell In [2])"]
+    assert "05_flow.ipynb (cell In [9]); 08_x.ipynb (cell In [2])." in markdown
+    assert "| 08_x.ipynb | – | 60 | – | – | – | 500 | – | error |" in markdown
+    assert misses == ["08_x.ipynb: ERROR while executing: the kernel hung in every attempt (cell In [2])"]
