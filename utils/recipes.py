@@ -176,10 +176,10 @@ def plot_losses(ax, losses, *, color: str, label: str) -> str:
     top = ax.get_xaxis_transform()  # x in data units, y in axes units (1 = the top edge)
     ax.plot([steps[-1]], [1.0], "^", color=color, mfc="none", ms=9, mew=2, transform=top, clip_on=False,
             label="_annotated")  # the note next to it says what it is
-    below = 14 * len(ax.texts)  # one note under the other when several runs blew up
+    below = 15 * len(ax.texts)  # one note under the other when several runs blew up
     ax.annotate(f"{label}: {what} at step {values.size}", (steps[-1], 1.0), xycoords=top,
                 xytext=(12, -4 - below), textcoords="offset points", ha="left", va="top", color=color,
-                fontsize=10)
+                fontsize=11)
     return f"{label}: loss became {what} at step {values.size}"
 
 
@@ -213,9 +213,9 @@ def draw_losses(fig, histories: dict) -> str:
         ax.set_ylabel("training loss (cross-entropy)")
         if ax.get_yscale() == "log":
             tidy_log_yaxis(ax, max_ticks=8, exponent_labels=True)
-    everything.legend(loc="upper right", fontsize=10)
+    everything.legend(loc="upper right", fontsize=11)
     if trained:
-        finite.legend(loc="upper right", fontsize=10)
+        finite.legend(loc="upper right", fontsize=11)
     return (f"stayed finite: {', '.join(trained) or 'none'}; "
             f"ended in NaN or inf: {', '.join(n for n in histories if n not in trained) or 'none'}")
 
