@@ -40,6 +40,7 @@ CASES = [
          "the other way round"),
         ("weight-layers", _fixup("        D = 2 * L + 2\n" + _FC1.format(factor="D ** -0.5") + _FC2 + _HEAD),
          "number of weight layers"),
+        ("unchanged", _fixup("        pass\n"), "still has its He-normal weights"),
         ("in-place", _fixup(_FC1.format(factor="L ** -0.5") + _FC2 + _HEAD, copy=False), "changed the model it was given"),
     ]),
     ExerciseCases(ex.scaled_stream, NOTEBOOK, "scaled_stream", wrong=[

@@ -63,6 +63,8 @@ def _check_fixup(answer) -> str:
         inner = L ** -0.5
         want = _weights(_variant(model, fc1=lambda w: w * inner, fc2=zero, head=zero), keys)
         mistakes = [
+            (_weights(model, keys), "the model you returned still has its He-normal weights: apply Fixup's "
+                                    "changes to the copy before returning it."),
             (_weights(_variant(model, fc1=lambda w: w / L, fc2=zero, head=zero), keys),
              "you scaled the inner layer by 1/L. Fixup's factor is L^(-1/(2m-2)); with m = 2 layers per "
              "branch that is L^(-1/2) = 1/sqrt(L)."),
