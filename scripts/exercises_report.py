@@ -7,9 +7,9 @@ solution and with each recorded wrong answer, and exit non-zero if any check fai
 The exercises are those listed in ``CASES`` in tests/test_exercises_*.py (see
 tests/exercise_support.py). One block per exercise:
 
-    Exercise 01.1: the residual forward  [02-residual_forward]
+    Exercise 01.1: the residual forward  [01-residual_forward]
       ✓ reference passes
-      ✓ returned F(x) only: "for x = [2, -1]: you returned F(x), the branch alone ..."
+      ✓ branch only: "... you returned F(x), the branch alone. A residual block adds ..."
 
 A line starts with ✗ when the reference fails, when a wrong answer passes or gets a
 message without its recorded fragment, or when an exercise has fewer than three wrong
@@ -29,6 +29,17 @@ WORDS = 12  # how much of each message to show
 def _first_words(text: str, count: int = WORDS) -> str:
     words = text.split()
     return " ".join(words[:count]) + (" ..." if len(words) > count else "")
+
+
+def _naming_words(message: str, fragment: str) -> str:
+    """The first words of the sentence of ``message`` that holds ``fragment`` (where the
+    message names the mistake, after the input it was found on); the message's own first
+    words when the fragment is not in it."""
+    at = message.find(fragment)
+    if at < 0:
+        return _first_words(message)
+    start = max(message.rfind(": ", 0, at), message.rfind(". ", 0, at))
+    return ("... " if start > 0 else "") + _first_words(message[start + 2 if start > 0 else 0:])
 
 
 def load_cases(tests: Path = TESTS) -> list:
@@ -62,7 +73,7 @@ def report(cases) -> tuple[list[str], int]:
             try:
                 feedback = case.exercise.check(recorded_answer(source, case.name))
                 ok = not feedback.passed and fragment in feedback.message
-                text = _first_words(feedback.message)
+                text = _naming_words(feedback.message, fragment)
                 if feedback.passed:
                     text = "PASSED although it is wrong"
                 elif not ok:

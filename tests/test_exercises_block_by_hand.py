@@ -31,7 +31,7 @@ CASES = [
          "W_s is used with the wrong shape"),
         ("zero padding", "def projection_block(x, W1, W2, W_s):\n    f = W2 @ np.maximum(W1 @ x, 0.0)\n"
                          "    return np.concatenate([x, np.zeros(f.size - x.size)]) + f\n",
-         "He et al.'s option A"),
+         "you padded x with zeros"),
         ("no ReLU", "def projection_block(x, W1, W2, W_s):\n    return W_s @ x + W2 @ (W1 @ x)\n",
          "the ReLU is missing"),
     ]),
