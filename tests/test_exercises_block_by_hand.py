@@ -19,6 +19,8 @@ CASES = [
          "changed its argument number 1 in place"),
         ("ReLU of the sum", "def residual_forward(x, W1, W2):\n    return np.maximum(x + W2 @ np.maximum(W1 @ x, 0.0), 0.0)\n",
          "you applied a ReLU to the sum"),
+        ("* for @", "def residual_forward(x, W1, W2):\n    return x + W2 * np.maximum(W1 * x, 0.0)\n",
+         "Did you use * (entry by entry"),
         ("np.max", "def residual_forward(x, W1, W2):\n    return x + W2 @ np.max(W1 @ x, 0)\n",
          "Did you use np.max"),
     ]),

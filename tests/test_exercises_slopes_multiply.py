@@ -28,6 +28,8 @@ CASES = [
     ExerciseCases(ex.log10_stack_slope, NOTEBOOK, "log10_stack_slope", wrong=[
         ("log of the product", "def log10_stack_slope(layer_slopes, residual):\n" + FACTORS
          + "    with np.errstate(all='ignore'):\n        return np.log10(np.abs(np.prod(factors)))\n", "you took the log of the product"),
+        ("math.log10 of the product", "def log10_stack_slope(layer_slopes, residual):\n" + FACTORS
+         + "    return math.log10(abs(np.prod(factors)))\n", "math.log10 only takes positive numbers"),
         ("natural log", "def log10_stack_slope(layer_slopes, residual):\n" + FACTORS
          + "    return np.sum(np.log(np.abs(factors)))\n", "natural logarithm"),
         ("sign", "def log10_stack_slope(layer_slopes, residual):\n" + FACTORS

@@ -24,6 +24,13 @@ def _shown(x, w1, w2, w_s=None) -> str:
     return text if w_s is None else f"{text}, W_s of shape {w_s.shape}"
 
 
+def _not_a_matrix(got, name: str, shown: str) -> None:
+    """A 2-D result where a vector is due almost always comes from ``*`` used for ``@``."""
+    if np.ndim(core.as_array(got, name, shown)) == 2:
+        raise Mistake(f"`{name}` returned a matrix of shape {np.shape(got)} for {shown}, not a vector. "
+                      "Did you use * (entry by entry, with broadcasting) where @ (matrix times vector) is needed?")
+
+
 def _computable(candidates) -> list[tuple[np.ndarray, str]]:
     """(value, explanation) for each (function, explanation) whose wrong value can be
     computed for this input: a transposed weight, for instance, only fits a square one."""
@@ -82,6 +89,7 @@ def _check_forward(answer) -> str:
                               "Did you use np.max (the largest entry) for the ReLU? The ReLU of every entry is "
                               "np.maximum(z, 0.0).") from None
             raise
+        _not_a_matrix(got, "residual_forward", shown)
         core.expect_close(got, x + _branch(x, w1, w2), name="residual_forward", shown=shown,
                           mistakes=_forward_mistakes(x, w1, w2))
     return ("y = x + W2 ReLU(W1 x) on the worked example, on inputs where the ReLU cuts, with zero weights "
@@ -159,6 +167,7 @@ def _check_projection(answer) -> str:
                 raise
             raise Mistake(f"`projection_block` raised an error with a size change ({shown}). Where the sizes "
                           f"match it runs, and there it shows why: {diagnosis}") from None
+        _not_a_matrix(got, "projection_block", shown)
         padded = np.concatenate([x, np.zeros(max(0, w_s.shape[0] - x.shape[0]))])
         mistakes = _projection_mistakes(x, w1, w2, w_s)
         if padded.shape[0] != x.shape[0]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from utils.exercises import core
-from utils.exercises.core import Exercise
+from utils.exercises.core import Exercise, Mistake
 
 
 def _factors(slopes, residual):
@@ -133,7 +133,13 @@ def _check_log(answer) -> str:
     for slopes, flags in _log_cases():
         for residual in flags:
             shown = _shown(slopes, residual)
-            got = core.call(answer, slopes, residual, name="log10_stack_slope", shown=shown)
+            try:
+                got = core.call(answer, slopes, residual, name="log10_stack_slope", shown=shown)
+            except Mistake as mistake:
+                if "math domain error" in str(mistake):  # math.log of 0 (an underflowed product) or of a negative
+                    raise Mistake(f"{mistake} math.log10 only takes positive numbers: an underflowed product is "
+                                  "0 and a slope may be negative. Add np.log10 of each factor's size instead.") from None
+                raise
             want = np.sum(np.log10(np.abs(_factors(slopes, residual))))
             core.expect_close(got, want, name="log10_stack_slope", shown=shown, rtol=1e-9, atol=1e-9,
                               mistakes=_log_mistakes(slopes, residual))
