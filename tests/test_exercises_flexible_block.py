@@ -34,6 +34,8 @@ CASES = [
         ("post returns pre", _forward(_RIGHT_PRE, _RIGHT_PRE), "you returned the pre-norm output"),
         ("post normalises x first", _forward(_RIGHT_PRE, "norm(x) + s * branch(x)"), "you normalised x before adding"),
         ("post forgot the scale", _forward(_RIGHT_PRE, "norm(x + branch(x))"), "LN(x + s * F(x)), with the branch multiplied"),
+        ("post normalises x everywhere", _forward(_RIGHT_PRE, "norm(x) + s * branch(norm(x))"), "fed LN(x) to the branch. Post-norm adds first"),
+        ("pre norm on the skip", _forward("norm(x) + s * branch(x)", _RIGHT_POST), "the LayerNorm is on the skip path"),
         ("post no norm", _forward(_RIGHT_PRE, "x + s * branch(x)"), "post-norm returns LN(x + s * F(x))."),
     ]),
     ExerciseCases(ex.REZERO, NOTEBOOK, "ReZeroBlock", wrong=[

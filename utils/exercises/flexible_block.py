@@ -56,6 +56,8 @@ def _forward_mistakes(x, s, position, norm, branch) -> list[tuple]:
             (ln + s * f(ln), "the skip path carries LN(x). It must carry x itself, untouched: x + s * F(LN(x)) "
              "(that untouched path is what keeps the identity in the Jacobian clean)."),
             (x + s * f(x), "the LayerNorm is missing: in pre-norm the branch sees LN(x), so x + s * F(LN(x))."),
+            (ln + s * f(x), "the LayerNorm is on the skip path instead of the branch's input. Pre-norm keeps x "
+             "untouched and normalises what the branch sees: x + s * F(LN(x))."),
             (x + f(ln), "the scale is missing: multiply the branch's output by s before adding it to x."),
             (s * f(ln), "you returned only the branch, s * F(LN(x)). Add the skip path: x + s * F(LN(x))."),
             (f(ln), "you returned F(LN(x)) only: scale it by s and add x."),
@@ -64,6 +66,8 @@ def _forward_mistakes(x, s, position, norm, branch) -> list[tuple]:
         (x + s * f(ln), "for position 'post' you returned the pre-norm output. Post-norm adds first and "
          "normalises the sum: LN(x + s * F(x))."),
         (ln + s * f(x), "you normalised x before adding. Post-norm normalises the sum: LN(x + s * F(x))."),
+        (ln + s * f(ln), "you normalised x first and fed LN(x) to the branch. Post-norm adds first, on x itself, "
+         "and normalises last: LN(x + s * F(x))."),
         (norm(x + s * f(ln)), "the branch received LN(x). In post-norm the branch sees x itself and the "
          "LayerNorm comes after the sum: LN(x + s * F(x))."),
         (x + s * f(x), "the LayerNorm is missing: post-norm returns LN(x + s * F(x))."),
