@@ -259,6 +259,7 @@ def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False)
     ax.set_title(f"The output moved {stats['relative_change']:.3f} of the input's size", y=1.0)
     formula = {"pre": "y = x + s * F(LN(x))", "post": "y = LN(x + s * F(x))"}[norm]
     scale_text = "ReZero-style gate: s = alpha, learnable, 0 at init" if rezero else f"s = {scale:g} (fixed)"
+    stats = {key: round(value, 4) + 0.0 for key, value in stats.items()}  # a printed -0.0000 becomes 0.0000
     lines = [f"{formula}   with {scale_text}",
              f"input : mean {stats['input_mean']:+.4f}  std {stats['input_std']:.4f}",
              f"output: mean {stats['output_mean']:+.4f}  std {stats['output_std']:.4f}",
