@@ -180,7 +180,7 @@ def draw_std_through_stack(fig, stds: dict) -> None:
         ax.plot(range(values.size), values, color=color, label=name, linestyle=(0, (4, 3)) if dashed else "-")
     ax.set(xlabel="block (0 = the input)", ylabel="std of the activation",
            title="Pre-norm activations grow; post-norm and the gate stay put")
-    ax.legend(fontsize=11, loc="center right")  # the empty band between the curves
+    ax.legend(fontsize=11, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)  # below: no curve hidden
 
 
 def output_stats(block: nn.Module, x: torch.Tensor) -> dict:
