@@ -431,6 +431,11 @@ def _plain_log_ticks(ax, values) -> None:
     ax.yaxis.set_minor_locator(ticker.NullLocator())
 
 
+def _flow_axes(fig):
+    plotting.use_fixed_margins(fig, left=0.13, right=0.97, bottom=0.14, top=0.9)
+    return fig.subplots()
+
+
 def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = "pre", scale=1.0) -> str:
     """Widget draw function: the gradient gain at every layer of one configuration (log
     axis, under/overflow marked); returns the summary table (with activation stds)."""
@@ -438,8 +443,7 @@ def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = 
     color = plotting.RESIDUAL_COLOR if residual else plotting.PLAIN_COLOR
     # Fixed margins, few ticks with plain labels and a fixed title position: constrained
     # layout, mathtext log labels and automatic title placement would make each redraw slower.
-    plotting.use_fixed_margins(fig, left=0.13, right=0.97, bottom=0.14, top=0.9)
-    ax = fig.subplots()
+    ax = plotting.reuse_axes(fig, _flow_axes)
     under, over = plotting.plot_log_safe(ax, np.arange(profile.depth + 1), profile.gain, color=color,
                                          label="gradient gain")
     ax.axhline(1.0, color="grey", lw=1, ls="--")
