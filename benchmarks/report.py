@@ -274,3 +274,128 @@ def build_report(results: dict, floor: dict, info: dict, runs: int, started: str
     return "\n".join(lines), misses
 
 
+
+
+# ---------------------------------------------------------------- the browser part
+
+BROWSER_MEDIAN_RATIO = 1.5  # a LivePlot's end-to-end median at most this times the floor's
+BROWSER_P90_RATIO = 2.0  # and its 90th percentile at most this times the floor's
+HEAVIEST_SECONDS = 3.0  # a jump to a slider's end, busy status shown
+
+
+def percentile(values, fraction: float) -> float:
+    """The ``fraction`` quantile of ``values`` (linear between order statistics; 0.5 is the
+    median); NaN for no values."""
+    values = sorted(float(v) for v in values)
+    if not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"fraction must be between 0 and 1, got {fraction}")
+    if not values:
+        return float("nan")
+    position = fraction * (len(values) - 1)
+    low = int(position)
+    high = min(low + 1, len(values) - 1)
+    return values[low] + (values[high] - values[low]) * (position - low)
+
+
+def judge_browser_widget(moves: list[dict], floor: list[dict]) -> dict:
+    """End-to-end numbers and verdict of one LivePlot against the floor of the same run:
+    median and p90 of its steps (jumps to a slider's end apart), their ratios to the floor's
+    median and p90, the in-kernel and decoding medians, the slowest jump and whether every
+    jump showed the busy status."""
+    steps = [m for m in moves if not m.get("jump")]
+    jumps = [m for m in moves if m.get("jump")]
+    floor_ms = [m["ms"] for m in floor]
+    median, p90 = percentile([m["ms"] for m in steps], 0.5), percentile([m["ms"] for m in steps], 0.9)
+    floor_median, floor_p90 = percentile(floor_ms, 0.5), percentile(floor_ms, 0.9)
+    kernel = [m["kernel_ms"] for m in steps if m.get("kernel_ms") is not None]
+    judged = {"moves": len(steps), "median": median, "p90": p90,
+              "median_ratio": median / floor_median if floor_ms else float("nan"),
+              "p90_ratio": p90 / floor_p90 if floor_ms else float("nan"),
+              "kernel_median": percentile(kernel, 0.5), "decode_median": percentile(
+                  [m["decode_ms"] for m in steps if m.get("decode_ms") is not None], 0.5),
+              "heaviest": max(jumps, key=lambda m: m["ms"], default=None),
+              "busy_shown": all(m.get("busy") for m in jumps), "misses": []}
+    if not steps:
+        judged["misses"].append("no move was timed")
+    if not judged["median_ratio"] <= BROWSER_MEDIAN_RATIO:
+        judged["misses"].append(f"median {median:.0f} ms is {judged['median_ratio']:.2f}x the floor "
+                                f"(> {BROWSER_MEDIAN_RATIO}x)")
+    if not judged["p90_ratio"] <= BROWSER_P90_RATIO:
+        judged["misses"].append(f"p90 {p90:.0f} ms is {judged['p90_ratio']:.2f}x the floor's "
+                                f"(> {BROWSER_P90_RATIO}x)")
+    heaviest = judged["heaviest"]
+    if heaviest and heaviest["ms"] > HEAVIEST_SECONDS * 1000:
+        judged["misses"].append(f"{heaviest['what']} took {heaviest['ms'] / 1000:.1f} s (> {HEAVIEST_SECONDS:.0f} s)")
+    if jumps and not judged["busy_shown"]:
+        judged["misses"].append("a jump to a slider's end did not show the busy status")
+    return judged
+
+
+def browser_report(results: dict) -> tuple[str, list[str]]:
+    """The markdown section of the browser part and its misses."""
+    floor = results.get("floor", [])
+    lines = [BROWSER_HEADING, ""]
+    misses = list(results.get("errors", []))
+    if not floor:
+        lines += ["Not measured: " + ("; ".join(misses) or "no floor"), ""]
+        return "\n".join(lines), misses
+    floor_ms = [m["ms"] for m in floor]
+    floor_kernel = [m["kernel_ms"] for m in floor if m.get("kernel_ms") is not None]
+    lines += [
+        "Every `utils.widgets.LivePlot` of every notebook, in JupyterLab in headless Chromium after "
+        "\"Run All\": each enabled slider stepped from the keyboard (one warm-up step, then the timed "
+        "ones) and each dropdown switched, timed in the page from the input event (key or choice) until "
+        "the new picture has decoded (`img.decode()` after its `src` changed). The floor, in the same "
+        "browser and server, is a bare ipywidgets `Image` under a slider, redrawn on each step with a small "
+        "one-line PNG (60 dpi, a new matplotlib figure each time): "
+        f"{percentile(floor_ms, 0.5):.0f} ms median, {percentile(floor_ms, 0.9):.0f} ms p90 over "
+        f"{len(floor_ms)} steps ({percentile(floor_kernel, 0.5):.0f} ms of it in the kernel). "
+        "In-kernel is the LivePlot's own redraw time (`last_seconds`) for the same steps. "
+        "\"Heaviest\" is the slowest jump of a slider to its end (\"End\" key, e.g. depth 1000) or back "
+        "(\"Home\"), with whether the busy status showed.",
+        "",
+        f"Targets: median at most {BROWSER_MEDIAN_RATIO}x the floor's median, p90 at most "
+        f"{BROWSER_P90_RATIO}x the floor's p90, the heaviest setting under {HEAVIEST_SECONDS:.0f} s with the "
+        "busy status shown. Ratios compare numbers of one run; the absolute times move with the machine's load.",
+        "",
+    ]
+    rows = []
+    for name, plots in results.get("notebooks", {}).items():
+        for plot in plots:
+            moves = plot["moves"]
+            judged = judge_browser_widget(moves, floor)
+            draws = sorted({m["draw"] for m in moves if m.get("draw")})
+            widget = f"{', '.join(draws) or 'LivePlot'} (LivePlot {plot['index'] + 1})"
+            controls = ", ".join(dict.fromkeys(m["control"] or m["kind"] for m in moves))
+            heaviest = judged["heaviest"]
+            rows.append([name, widget, controls, judged["moves"], f"{judged['median']:.0f}",
+                         f"{judged['p90']:.0f}", f"{judged['median_ratio']:.2f}", f"{judged['p90_ratio']:.2f}",
+                         f"{judged['kernel_median']:.0f}", f"{judged['decode_median']:.0f}",
+                         (f"{heaviest['ms']:.0f} ({'busy shown' if judged['busy_shown'] else 'NO busy status'})"
+                          if heaviest else "–"),
+                         "miss" if judged["misses"] else "pass"])
+            misses += [f"{name} {widget}: {miss}" for miss in judged["misses"]]
+    lines += [markdown_table(["Notebook", "Widget", "Controls", "Moves", "End to end, median (ms)", "p90 (ms)",
+                              "× floor (median)", "× floor (p90)", "In-kernel median (ms)", "Decode median (ms)",
+                              "Heaviest (ms)", "Result"], rows) if rows else "No LivePlot found.", ""]
+    lines += ["Browser misses:", ""] + ([f"- {miss}" for miss in misses] or ["None."]) + [""]
+    return "\n".join(lines), misses
+
+
+BROWSER_HEADING = "## Widgets in the browser, end to end"
+
+
+def with_browser_section(markdown: str, section: str) -> str:
+    """``markdown`` (a RESULTS.md) with its browser section replaced by ``section``, or
+    ``section`` put before its "## Misses" (at the end if there is none)."""
+    if not section.startswith(BROWSER_HEADING):
+        raise ValueError(f"section must start with {BROWSER_HEADING!r}")
+    section = section.rstrip("\n") + "\n\n"
+    start = markdown.find(BROWSER_HEADING)
+    if start >= 0:
+        end = markdown.find("\n## ", start + len(BROWSER_HEADING))
+        return markdown[:start] + section + (markdown[end + 1:] if end >= 0 else "")
+    misses = markdown.find("## Misses")
+    if misses >= 0:
+        return markdown[:misses] + section + markdown[misses:]
+    return markdown.rstrip("\n") + "\n\n" + section

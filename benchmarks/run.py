@@ -44,7 +44,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kernel import THREAD_VARIABLES, machine, resolve_notebooks, run_floor, run_notebook  # noqa: E402
-from report import MB, build_report, format_summary, summarize  # noqa: E402
+from report import MB, browser_report, build_report, format_summary, summarize, with_browser_section  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 
@@ -63,6 +63,10 @@ def main(argv=None) -> int:
     parser.add_argument("--stall", type=float, default=30.0,
                         help="seconds of an idle kernel with a cell pending that count as a hang (default 30)")
     parser.add_argument("--retries", type=int, default=2, help="fresh-kernel retries of a run that hangs (default 2)")
+    parser.add_argument("--steps", type=int, default=12, help="timed keyboard steps per slider in the browser (default 12)")
+    parser.add_argument("--browser-only", action="store_true",
+                        help="only the browser part; the kernel tables of --output are kept")
+    parser.add_argument("--no-browser", action="store_true", help="skip the browser part")
     parser.add_argument("--output", type=Path, default=RESULTS, help=f"markdown file to write (default {RESULTS})")
     args = parser.parse_args(argv)
     runs = 1 if args.quick else args.runs
@@ -75,6 +79,9 @@ def main(argv=None) -> int:
     for variable in THREAD_VARIABLES:
         os.environ[variable] = "1"
 
+    if args.browser_only:
+        markdown = args.output.read_text(encoding="utf-8") if args.output.exists() else "# Benchmark results\n"
+        return _browser_part(paths, args, markdown)
     started = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
     load_start = os.getloadavg()[0]
     print(f"benchmarking {len(paths)} notebook(s), {runs} run(s) each", flush=True)
@@ -106,6 +113,24 @@ def main(argv=None) -> int:
             print(f"  MISS  {miss}")
     else:
         print("\nall targets met")
+    return 0 if args.no_browser else _browser_part(paths, args, markdown)
+
+
+def _browser_part(paths, args, markdown: str) -> int:
+    """Time every LivePlot in the browser and put that section into ``args.output``."""
+    from browser import measure
+
+    print(f"\nbrowser part: {len(paths)} notebook(s) in JupyterLab in headless Chromium", flush=True)
+    load = os.getloadavg()[0]
+    section, misses = browser_report(measure(paths, steps=args.steps))
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
+    section = section.replace("\n\n", f"\n\nMeasured {stamp} UTC, load average (1 min) {load:.2f} at its start "
+                              f"and {os.getloadavg()[0]:.2f} at its end.\n\n", 1)
+    args.output.write_text(with_browser_section(markdown, section), encoding="utf-8")
+    print(section)
+    print(f"written to {args.output}")
+    for miss in misses:
+        print(f"  MISS  {miss}")
     return 0
 
 

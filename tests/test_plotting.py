@@ -209,12 +209,24 @@ def test_reuse_axes_rebuilds_after_a_clear_or_for_another_layout():
         plotting.reuse_axes(fig, "two axes")
 
 
-def test_figure_svg_is_an_svg_of_the_figure_size_with_text_as_shapes():
+def test_figure_svg_is_an_svg_of_the_figure_size_with_its_text_and_font_inside():
+    import base64
+    import io
+    import re
+
+    from fontTools.ttLib import TTFont
+
     fig, ax = plotting.new_figure(width=3, height=2)
-    ax.set_title("a title")
+    ax.set_title("a title α − 1")
+    ax.plot(range(50), ".", rasterized=True)
     svg = plotting.figure_svg(fig)
     assert svg.startswith("<?xml") and '<svg xmlns' in svg
     assert 'width="216pt" height="144pt"' in svg  # 72 points per inch
-    assert "<text" not in svg  # letters as paths: the same shapes as in the PNGs
+    assert ">a title α − 1</text>" in svg and "font-family: 'DejaVu Sans'" in svg
+    assert svg.count("@font-face") == 1 and svg.count("<image") == 1  # the rasterized dots: one picture
+    font = re.search(r"base64,([A-Za-z0-9+/=]+)\) format\(\"woff\"\)", svg).group(1)
+    embedded = TTFont(io.BytesIO(base64.b64decode(font)))
+    assert embedded["name"].getDebugName(1) == "DejaVu Sans"
+    assert {ord(c) for c in "a title α − 1 0123456789e+-"} <= set(embedded.getBestCmap())
     with pytest.raises(TypeError, match="fig must be a matplotlib Figure"):
         plotting.figure_svg(None)

@@ -206,8 +206,8 @@ def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False)
     scale = REZERO if rezero else check_scale(scale)
     xs, ys, stats = _demo_result(norm, scale)
     ax = plotting.reuse_axes(fig, _block_axes)
-    # 2,048 points as one picture inside the vector drawing (at twice the screen's
-    # resolution): as vectors they made a 320 KiB SVG, slower to send and decode than to draw.
+    # 2,048 points as one picture inside the vector drawing (one dot per pixel at the size
+    # shown, as in the stored PNG): as vectors they made a 320 KiB SVG, slow to send and decode.
     ax.plot(xs, ys, ".", ms=2, alpha=0.5, color=plotting.RESIDUAL_COLOR, label="one entry", rasterized=True)
     lim = float(max(abs(xs).max(), abs(ys).max())) * 1.05
     ax.plot([-lim, lim], [-lim, lim], "--", color="grey", lw=1, label="y = x (identity)")

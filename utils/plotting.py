@@ -5,6 +5,8 @@ as PNG so stored notebook outputs stay small and stable; widgets redraw them as 
 axes they keep (``reuse_axes``, ``figure_svg``), in about half the time of a PNG redraw."""
 from __future__ import annotations
 
+import base64
+import functools
 import io
 
 import matplotlib
@@ -39,7 +41,7 @@ HOUSE_STYLE = {
     "axes.spines.right": False,
     "axes.prop_cycle": matplotlib.cycler(color=list(PALETTE)),
     "lines.linewidth": 2.0,
-    "svg.fonttype": "path",  # widget SVGs draw text as shapes: the same letters as the PNGs
+    "svg.fonttype": "none",  # widget SVGs carry text as text, in the font figure_svg embeds
 }
 
 
@@ -191,19 +193,50 @@ def figure_png(fig: Figure) -> bytes:
     return buffer.getvalue()
 
 
-SVG_RASTER_DPI = 200  # artists drawn with rasterized=True: twice the 100 dpi a figure is shown at
+SVG_RASTER_DPI = 100  # artists drawn with rasterized=True: one dot per pixel at the size a figure is shown
+# The characters the embedded font keeps: ASCII, Latin-1, Greek letters, dashes and
+# quotes, the ellipsis, arrows, the minus sign and a few operators (a character outside
+# them still shows, in the browser's next font).
+SVG_FONT_CHARACTERS = ((0x20, 0x7E), (0xA0, 0xFF), (0x391, 0x3C9), (0x2010, 0x2027), (0x2190, 0x2194),
+                       (0x2212, 0x2212), (0x221A, 0x221E), (0x2248, 0x2248), (0x2260, 0x2265))
+
+
+@functools.cache
+def _svg_font_style() -> str:
+    """A CSS rule that makes matplotlib's font (DejaVu Sans) travel inside each SVG: the
+    font cut down to SVG_FONT_CHARACTERS, as WOFF (about 25 kB of text). Built once per kernel."""
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+    from matplotlib import font_manager
+
+    font = TTFont(font_manager.findfont(matplotlib.font_manager.FontProperties(family="DejaVu Sans")))
+    options = subset.Options()
+    options.flavor, options.hinting, options.layout_features = "woff", False, []
+    options.drop_tables += ["FFTM"]
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=[c for low, high in SVG_FONT_CHARACTERS for c in range(low, high + 1)])
+    subsetter.subset(font)
+    buffer = io.BytesIO()
+    font.flavor = "woff"
+    font.save(buffer)
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return (f'<style type="text/css">@font-face {{font-family: "DejaVu Sans"; '
+            f'src: url(data:font/woff;base64,{data}) format("woff");}}</style>')
 
 
 def figure_svg(fig: Figure) -> str:
     """Render ``fig`` as SVG text: what a widget sends on each move. Vector output skips
-    rasterizing and PNG encoding (about a third of a redraw) and stays sharp on any screen;
-    text is drawn as paths, so it looks the same as in the stored PNGs. Artists marked
-    ``rasterized=True`` (thousands of points) come in as one picture at SVG_RASTER_DPI."""
+    rasterizing and PNG encoding and stays sharp on any screen. Text stays text, in
+    matplotlib's own font embedded in the SVG (so every browser draws the same letters as
+    the stored PNGs, where the font is not installed too): a third faster than drawing each
+    letter as a path, and half the bytes. Artists marked ``rasterized=True`` (thousands of
+    points) come in as one picture at SVG_RASTER_DPI."""
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
     buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", dpi=SVG_RASTER_DPI)
-    return buffer.getvalue()
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        fig.savefig(buffer, format="svg", dpi=SVG_RASTER_DPI)
+    return buffer.getvalue().replace("<defs>", "<defs>" + _svg_font_style(), 1)
 
 
 def show(fig: Figure) -> None:
