@@ -230,3 +230,50 @@ def test_figure_svg_is_an_svg_of_the_figure_size_with_its_text_and_font_inside()
     assert {ord(c) for c in "a title α − 1 0123456789e+-"} <= set(embedded.getBestCmap())
     with pytest.raises(TypeError, match="fig must be a matplotlib Figure"):
         plotting.figure_svg(None)
+
+
+def test_empty_figure_has_the_size_and_constrained_layout_and_no_axes():
+    fig = plotting.empty_figure(6, 4.5)
+    assert tuple(fig.get_size_inches()) == (6.0, 4.5) and fig.axes == []
+    assert type(fig.get_layout_engine()).__name__ == "ConstrainedLayoutEngine"
+    with pytest.raises(ValueError, match="height must be at most 30"):
+        plotting.empty_figure(6, 31)
+
+
+def test_short_number_is_plain_in_the_middle_and_short_exponents_outside():
+    assert [plotting.short_number(v) for v in (0.5, 2.0, 1.25, 1000.0, 0.0)] == ["0.5", "2", "1.25", "1000", "0"]
+    assert [plotting.short_number(v) for v in (1e8, 1e-6, 3e12)] == ["1e8", "1e-6", "3e12"]
+
+
+def _log_axes(low, high):
+    fig, ax = plotting.new_figure()
+    ax.set_yscale("log")
+    ax.set_ylim(low, high)
+    return fig, ax
+
+
+def test_plain_log_ticks_uses_1_2_5_then_1_to_9_then_even_steps():
+    fig, ax = _log_axes(0.36, 2.1)
+    plotting.plain_log_ticks(ax)
+    assert list(ax.get_yticks()) == pytest.approx([0.5, 1, 2])
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["0.5", "1", "2"]
+    assert len(ax.yaxis.get_minor_locator()()) == 0
+    fig, ax = _log_axes(0.9, 3.5)  # 1-2-5 gives two ticks only
+    plotting.plain_log_ticks(ax)
+    assert list(ax.get_yticks()) == pytest.approx([0.9, 1, 2, 3])
+    fig, ax = _log_axes(0.83, 1.8)  # less than a factor of two: even steps
+    plotting.plain_log_ticks(ax)
+    assert list(ax.get_yticks()) == pytest.approx([1, 1.25, 1.5, 1.75])
+
+
+def test_plain_log_ticks_around_a_data_range_widens_the_limits_to_show_them():
+    fig, ax = _log_axes(1, 10)
+    plotting.plain_log_ticks(ax, 0.7, 3.1)
+    assert list(ax.get_yticks()) == pytest.approx([0.5, 1, 2])
+    low, high = ax.get_ylim()
+    assert low == pytest.approx(0.45) and high == pytest.approx(3.41)
+    with pytest.raises(ValueError, match="give both low and high"):
+        plotting.plain_log_ticks(ax, 0.7)
+    fig, linear = plotting.new_figure()
+    with pytest.raises(ValueError, match="must have a log y axis"):
+        plotting.plain_log_ticks(linear)

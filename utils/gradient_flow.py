@@ -404,14 +404,6 @@ def summary_text(profile: LayerProfile, residual: bool, norm: str, scale) -> str
     return "\n".join(lines)
 
 
-def _short_number(value: float, _position=None) -> str:
-    """Tick label: 0.5, 2, 1e8, 1e-6 (no mathtext, no '+' and no leading zeros)."""
-    if 1e-3 <= value < 1e4:
-        return f"{value:g}"
-    mantissa, exponent = f"{value:.0e}".split("e")
-    return f"{mantissa}e{int(exponent)}"
-
-
 def _plain_log_ticks(ax, values) -> None:
     """Log-axis ticks as plain text without minor ticks (much faster to draw than the
     default mathtext labels): powers of ten over a wide range, a few round numbers when
@@ -424,10 +416,10 @@ def _plain_log_ticks(ax, values) -> None:
         ax.set_ylim(middle / 1.5, middle * 1.5)
     low, high = ax.get_ylim()
     if high / low < 20:
-        ax.yaxis.set_major_locator(ticker.MaxNLocator(nbins=5))
-    else:
-        ax.yaxis.set_major_locator(ticker.LogLocator(base=10, numticks=8))
-    ax.yaxis.set_major_formatter(ticker.FuncFormatter(_short_number))
+        plotting.plain_log_ticks(ax)
+        return
+    ax.yaxis.set_major_locator(ticker.LogLocator(base=10, numticks=8))
+    ax.yaxis.set_major_formatter(ticker.FuncFormatter(plotting.short_number))
     ax.yaxis.set_minor_locator(ticker.NullLocator())
 
 
