@@ -346,7 +346,10 @@ SCALE_CHOICES = (("ReZero (learnable, 0 at init)", REZERO), ("0.1", 0.1), ("0.5"
                  ("2.0", 2.0), ("4.0", 4.0))
 
 
-_WIDGET_WEIGHTS = WeightStream(WIDGET_D, WIDGET_SEED, cache_layers=32)  # 32 layers: about 17 MB
+# The first 128 layers' weights stay in memory once drawn (about 0.5 MB each, so up to 68 MB
+# once a learner has gone past depth 128; 17 MB at the notebook's depth 30): a depth step then
+# redraws without drawing its weights again, which was most of a step's time.
+_WIDGET_WEIGHTS = WeightStream(WIDGET_D, WIDGET_SEED, cache_layers=128)
 
 
 @lru_cache(maxsize=64)
