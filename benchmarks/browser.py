@@ -102,26 +102,24 @@ def _measure_plot(page, plot, steps: int, kernel_expression: str, jumps: bool) -
         page.wait_for_timeout(150)  # let the page settle (the kernel is idle already)
         return timing
 
-    for kind, control in lab_tools.liveplot_controls(plot):
-        label = lab_tools.label_of(control)
-        plot.scroll_into_view_if_needed()
+    controls = [(kind, control, lab_tools.label_of(control)) for kind, control in lab_tools.liveplot_controls(plot)]
+    plot.scroll_into_view_if_needed()
+    for kind, control, label in controls:
         if kind == "slider":
             one(label, kind, lambda: lab_tools.slider_step(control))  # warm-up, not recorded
             records += [one(label, kind, lambda: lab_tools.slider_step(control)) for _ in range(steps)]
-            if jumps:
-                records.append(one(label, kind, lambda: lab_tools.slider_step(control, "End"), jump=True))
-                records.append(one(label, kind, lambda: lab_tools.slider_step(control, "Home"), jump=True))
         else:
-            select = control.locator("select")
-            default = select.input_value()
+            default = control.locator("select").input_value()
             one(label, kind, lambda: lab_tools.dropdown_choice(control))  # warm-up
             for index in range(max(2, steps // 2)):
                 move = ((lambda: lab_tools.dropdown_choice(control, avoid=default)) if index % 2
                         else (lambda: lab_tools.dropdown_choice(control)))
                 records.append(one(label, kind, move))
-            if select.input_value() != default:
-                select.select_option(default)
-                page.wait_for_timeout(1000)
+    # Last, so that every other move ran near the default: each slider to its end and back.
+    for kind, control, label in controls if jumps else []:
+        if kind == "slider":
+            records.append(one(label, kind, lambda: lab_tools.slider_step(control, "End"), jump=True))
+            records.append(one(label, kind, lambda: lab_tools.slider_step(control, "Home"), jump=True))
     return records
 
 
