@@ -279,3 +279,35 @@ def test_plain_log_ticks_around_a_data_range_widens_the_limits_to_show_them():
     fig, linear = plotting.new_figure()
     with pytest.raises(ValueError, match="must have a log y axis"):
         plotting.plain_log_ticks(linear)
+
+
+def test_the_embedded_svg_font_is_matplotlibs_font_cut_to_the_listed_characters():
+    """Rebuilds the stored subset (utils/dejavu_sans_subset.woff) with fontTools from the font
+    matplotlib draws with, and checks that every listed character is there with the same shape."""
+    from fontTools import subset
+    from fontTools.pens.recordingPen import RecordingPen
+    from fontTools.ttLib import TTFont
+    from matplotlib import font_manager
+
+    source = font_manager.findfont(font_manager.FontProperties(family="DejaVu Sans"))
+    wanted = [c for low, high in plotting.SVG_FONT_CHARACTERS for c in range(low, high + 1)]
+    rebuilt = TTFont(source)
+    options = subset.Options()
+    options.hinting, options.layout_features = False, []
+    options.drop_tables += ["FFTM"]
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=wanted)
+    subsetter.subset(rebuilt)
+    stored = TTFont(plotting.SVG_FONT_FILE)
+    assert stored.flavor == "woff" and stored["name"].getDebugName(1) == "DejaVu Sans"
+    assert set(stored.getBestCmap()) == set(rebuilt.getBestCmap())  # the same characters
+    assert len(stored.getBestCmap()) > 250  # ASCII, Latin-1, Greek, ...
+
+    def outline(font, character):
+        pen = RecordingPen()
+        glyphs = font.getGlyphSet()
+        glyphs[font.getBestCmap()[ord(character)]].draw(pen)
+        return pen.value, glyphs[font.getBestCmap()[ord(character)]].width
+
+    for character in "Rg1e−α→≤±·…":
+        assert outline(stored, character) == outline(rebuilt, character), character

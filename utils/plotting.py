@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import functools
 import io
+from pathlib import Path
 
 import matplotlib
 import numpy as np
@@ -246,32 +247,20 @@ def figure_png(fig: Figure) -> bytes:
 
 
 SVG_RASTER_DPI = 100  # artists drawn with rasterized=True: one dot per pixel at the size a figure is shown
-# The characters the embedded font keeps: ASCII, Latin-1, Greek letters, dashes and
-# quotes, the ellipsis, arrows, the minus sign and a few operators (a character outside
-# them still shows, in the browser's next font).
+# matplotlib's font (DejaVu Sans, free to share) cut down to ASCII, Latin-1, Greek letters,
+# dashes, quotes, arrows, the minus sign and a few operators, as a 15 kB WOFF file; a character
+# outside them still shows, in the browser's next font. tests/test_plotting.py rebuilds it with
+# fontTools and checks it against the font matplotlib uses (so the kernel never loads fontTools,
+# 16 MB). SVG_FONT_CHARACTERS says which characters it holds.
+SVG_FONT_FILE = Path(__file__).with_name("dejavu_sans_subset.woff")
 SVG_FONT_CHARACTERS = ((0x20, 0x7E), (0xA0, 0xFF), (0x391, 0x3C9), (0x2010, 0x2027), (0x2190, 0x2194),
                        (0x2212, 0x2212), (0x221A, 0x221E), (0x2248, 0x2248), (0x2260, 0x2265))
 
 
 @functools.cache
 def _svg_font_style() -> str:
-    """A CSS rule that makes matplotlib's font (DejaVu Sans) travel inside each SVG: the
-    font cut down to SVG_FONT_CHARACTERS, as WOFF (about 25 kB of text). Built once per kernel."""
-    from fontTools import subset
-    from fontTools.ttLib import TTFont
-    from matplotlib import font_manager
-
-    font = TTFont(font_manager.findfont(matplotlib.font_manager.FontProperties(family="DejaVu Sans")))
-    options = subset.Options()
-    options.flavor, options.hinting, options.layout_features = "woff", False, []
-    options.drop_tables += ["FFTM"]
-    subsetter = subset.Subsetter(options)
-    subsetter.populate(unicodes=[c for low, high in SVG_FONT_CHARACTERS for c in range(low, high + 1)])
-    subsetter.subset(font)
-    buffer = io.BytesIO()
-    font.flavor = "woff"
-    font.save(buffer)
-    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    """A CSS rule that makes the font travel inside each SVG (read once per kernel)."""
+    data = base64.b64encode(SVG_FONT_FILE.read_bytes()).decode("ascii")
     return (f'<style type="text/css">@font-face {{font-family: "DejaVu Sans"; '
             f'src: url(data:font/woff;base64,{data}) format("woff");}}</style>')
 
