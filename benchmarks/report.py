@@ -229,7 +229,7 @@ def build_report(results: dict, floor: dict, info: dict, runs: int, started: str
         f"`utils` module and does nothing: {format_summary(floor_peak, 0)} MB, "
         f"{format_summary(floor_time)} s.",
         "",
-        "Targets: 20 s and 400 MB for notebooks 00–05, 60 s and 500 MB for 06–08.",
+        "Targets: 20 s and 400 MB for notebooks 00–07, 60 s and 500 MB from 08 on.",
         "",
     ]
     failures = {r.get("import_failures") for r in floor["runs"]} - {"floor import failures: []"}
@@ -253,7 +253,7 @@ def build_report(results: dict, floor: dict, info: dict, runs: int, started: str
         "\"At default\" is the median of the moves back to the default; \"extreme\" the slowest of "
         "the ends of a slider (or of the options); \"worst\" the slowest move of all.",
         "",
-        "Targets: median at default at most 100 ms (300 ms in notebook 08); every setting, the most "
+        "Targets: median at default at most 100 ms (300 ms in notebooks 10 and 11); every setting, the most "
         "extreme included, at most 3 s.",
         "",
     ]
