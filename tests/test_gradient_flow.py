@@ -53,22 +53,13 @@ def test_profile_of_the_reference_stacks_ends_in_the_table_values():
     assert round(plain.act_mean[-1], 4) == -0.0082
 
 
-def _streamed_stack(depth, d, seed, **config):
-    """make_stack's stack with the weights of WeightStream(d, seed)."""
-    stack = make_stack(depth, d, **config)
-    stream = gf.WeightStream(d, seed)
-    for layer, block in enumerate(stack):
-        stream.load(block, layer)
-    return stack
-
-
 def test_streamed_profile_matches_the_whole_stack_for_every_configuration():
     x, g = gf.probe(5, 16, 3)
     shared = gf.WeightStream(16, 3, cache_layers=2)
     for config in ({"residual": True, "norm": "pre", "scale": 1.0}, {"residual": False},
                    {"residual": True, "norm": "post", "scale": 2.0},
                    {"residual": True, "norm": "pre", "scale": "rezero"}):
-        whole = gf.profile_stack(_streamed_stack(6, 16, 3, **config), x, g)
+        whole = gf.profile_stack(gf.stack_from_stream(6, 16, 3, **config), x, g)
         streamed = gf.streamed_profile(6, 16, tokens=5, seed=3, **config)
         reused = gf.streamed_profile(6, 16, tokens=5, seed=3, weights=shared, **config)
         np.testing.assert_allclose(streamed.grad_norm, whole.grad_norm, rtol=1e-5)
@@ -79,7 +70,7 @@ def test_streamed_profile_matches_the_whole_stack_for_every_configuration():
 
 def test_float64_streamed_profile_uses_the_same_weights_in_double_precision():
     x, g = gf.probe(4, 16, 1)
-    whole = gf.profile_stack(_streamed_stack(5, 16, 1, residual=False).double(), x.double(), g.double())
+    whole = gf.profile_stack(gf.stack_from_stream(5, 16, 1, residual=False).double(), x.double(), g.double())
     streamed = gf.streamed_profile(5, 16, residual=False, tokens=4, seed=1, dtype=torch.float64)
     np.testing.assert_allclose(streamed.grad_norm, whole.grad_norm, rtol=1e-12)
     single = gf.streamed_profile(5, 16, residual=False, tokens=4, seed=1)
@@ -130,7 +121,7 @@ def test_shortcut_scale_multiplies_the_skip_path_so_an_identity_branchless_stack
     np.testing.assert_array_equal(same.grad_norm, gf.streamed_profile(5, 16, tokens=3).grad_norm)
     x, g = gf.probe(3, 16, 0)
     torch.manual_seed(0)
-    stack = _streamed_stack(5, 16, 0, scale=0.5)
+    stack = gf.stack_from_stream(5, 16, 0, scale=0.5)
     xs = [x.double().requires_grad_(True)]
     for block in stack.double():
         xs.append(0.7 * xs[-1] + 0.5 * block.branch(block.norm(xs[-1])))
@@ -288,3 +279,30 @@ def test_summary_text_reports_the_profile_and_flags_special_cases():
     assert "every block is the identity" in rezero
     overflow = gf.LayerProfile(np.array([np.inf, 1.0]), np.zeros(2), np.array([1.0, np.nan]))
     assert "overflowed float32" in gf.summary_text(overflow, False, "pre", 1.0)
+
+
+def test_stack_from_stream_holds_the_streams_weights_and_leaves_torchs_generator_alone():
+    torch.manual_seed(9)
+    before = torch.rand(1)
+    torch.manual_seed(9)
+    stack = gf.stack_from_stream(3, 8, 4, residual=False)
+    assert torch.equal(torch.rand(1), before)
+    assert len(stack) == 3 and torch.equal(stack[2].fc2.weight, gf.WeightStream(8, 4).draw(2)[2])
+    with pytest.raises(ValueError, match="depth"):
+        gf.stack_from_stream(0)
+
+
+def test_figures_draw_both_stacks_and_reject_bad_input():
+    profile = gf.LayerProfile(np.array([2.0, 4.0, 8.0]), np.zeros(3), np.array([1.0, 1.5, 2.0]))
+    fig = Figure()
+    gf.draw_layer_profiles(fig, {"plain": profile, "residual": profile})
+    assert len(fig.axes) == 2 and all(len(ax.get_lines()) == 2 for ax in fig.axes)
+    fig = Figure()
+    gf.draw_depth_sweep(fig, [2, 1], {"plain": [profile, profile], "residual": [profile, profile]})
+    assert fig.axes[0].get_xscale() == "log" and "2 blocks" in fig.axes[1].get_title()
+    with pytest.raises(ValueError, match="profiles"):
+        gf.draw_layer_profiles(Figure(), {"plain": profile})
+    with pytest.raises(TypeError, match="LayerProfile"):
+        gf.draw_layer_profiles(Figure(), {"plain": profile, "residual": [1.0]})
+    with pytest.raises(ValueError, match="one profile per depth"):
+        gf.draw_depth_sweep(Figure(), [1, 2, 3], {"plain": [profile], "residual": [profile]})

@@ -220,6 +220,19 @@ class WeightStream:
             target.copy_(value)
 
 
+def stack_from_stream(depth: int, d: int = 128, seed: int = 0, **config) -> nn.Sequential:
+    """``make_stack(depth, d, **config)`` holding the weights of ``WeightStream(d, seed)``:
+    the whole stack that ``streamed_profile`` measures one block at a time, for checks
+    (finite differences, autograd on the whole stack) at small depths."""
+    depth = check_int("depth", depth, minimum=1)
+    stream = WeightStream(d, seed)
+    with torch.random.fork_rng(devices=[]):
+        stack = make_stack(depth, d, **config)
+    for layer, block in enumerate(stack):
+        stream.load(block, layer)
+    return stack
+
+
 def probe(tokens: int, d: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """The input ``x`` and the upstream gradient ``g`` (both standard normal, float32,
     shape ``(tokens, d)``) that ``streamed_profile`` uses: drawn from NumPy's generator
@@ -363,6 +376,56 @@ def depth_sweep(depths, *, d: int = 128, norm: str = "pre", scale=1.0, tokens: i
     return {name: [LayerProfile(np.array(norms[name][depth][::-1]), stats[name][: depth + 1, 0].copy(),
                                 stats[name][: depth + 1, 1].copy()) for depth in depths]
             for name in ("plain", "residual")}
+
+
+# ----- figures of notebooks 06 and 07 ---------------------------------------------------
+
+def _check_profiles(profiles) -> None:
+    if not isinstance(profiles, dict) or set(profiles) != {"plain", "residual"}:
+        raise ValueError("profiles must be a dict with keys 'plain' and 'residual'")
+    for name, profile in profiles.items():
+        if not isinstance(profile, LayerProfile):
+            raise TypeError(f"profiles[{name!r}] must be a LayerProfile, got {type(profile).__name__}")
+
+
+def draw_layer_profiles(fig, profiles: dict, *, loss: str = "output.sum()") -> None:
+    """Notebook 06's figure: the gradient norm (log axis) and the activation std at every
+    layer of the plain and the residual stack (``profiles``: two LayerProfiles)."""
+    _check_profiles(profiles)
+    ax_grad, ax_std = fig.subplots(1, 2)
+    for name, color in (("plain", plotting.PLAIN_COLOR), ("residual", plotting.RESIDUAL_COLOR)):
+        layers = np.arange(profiles[name].depth + 1)
+        plotting.plot_log_safe(ax_grad, layers, profiles[name].grad_norm, color=color, label=name)
+        ax_std.plot(layers, profiles[name].act_std, color=color, label=name)
+    ax_grad.set(title="Plain: the drop is all in block 1", xlabel="layer l (0 = input)",
+                ylabel=f"|dL/dx_l|, L = {loss}")
+    ax_std.set(title="Plain activations small, residual grow", xlabel="layer l (0 = input)", ylabel="std of x_l")
+    ax_grad.legend()
+    ax_std.legend()
+
+
+def draw_depth_sweep(fig, depths, sweep: dict) -> None:
+    """Notebook 07's figure: the gain at the input against depth (log-log), and the gain
+    at every layer of the deepest stacks, plain and residual (``sweep`` from depth_sweep)."""
+    if not isinstance(sweep, dict) or set(sweep) != {"plain", "residual"}:
+        raise ValueError("sweep must be the dict returned by depth_sweep")
+    depths = [check_int("depths[]", depth, minimum=1) for depth in depths]
+    if any(len(sweep[name]) != len(depths) for name in sweep):
+        raise ValueError(f"sweep must hold one profile per depth ({len(depths)})")
+    ax_depth, ax_layers = fig.subplots(1, 2)
+    for name, color in (("plain", plotting.PLAIN_COLOR), ("residual", plotting.RESIDUAL_COLOR)):
+        plotting.plot_log_safe(ax_depth, depths, [p.gain[0] for p in sweep[name]], color=color, label=name,
+                               marker="o")
+        deepest = sweep[name][int(np.argmax(depths))]
+        plotting.plot_log_safe(ax_layers, np.arange(deepest.depth + 1), deepest.gain, color=color, label=name)
+    for ax in (ax_depth, ax_layers):
+        ax.axhline(1.0, color="grey", lw=1, ls="--")
+        ax.legend()
+    ax_depth.set_xscale("log")
+    ax_depth.set(title="Plain explodes, residual grows slowly", xlabel="depth (blocks)",
+                 ylabel="gradient gain at the input")
+    ax_layers.set(title=f"{max(depths)} blocks: gain at every layer", xlabel="layer l (0 = input)",
+                  ylabel="|dL/dx_l| / |dL/dx_out|")
 
 
 # ----- notebook 07's widget -------------------------------------------------------------
