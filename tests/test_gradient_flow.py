@@ -262,7 +262,7 @@ def test_panel_greys_out_norm_and_scale_for_a_plain_stack():
 
 def test_describe_names_each_configuration():
     assert gf.describe(True, "pre", 1.0) == "residual, pre-norm, scale 1"
-    assert gf.describe(True, "post", "rezero") == "residual, post-norm, ReZero (alpha = 0 at init)"
+    assert gf.describe(True, "post", "rezero") == "residual, post-norm, ReZero-style gate (alpha = 0 at init)"
     assert gf.describe(False, "post", 3.0).startswith("plain (no skip path")
     with pytest.raises(ValueError, match="scale"):
         gf.describe(True, "pre", "half")

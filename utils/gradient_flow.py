@@ -430,7 +430,7 @@ def draw_depth_sweep(fig, depths, sweep: dict) -> None:
 
 # ----- notebook 07's widget -------------------------------------------------------------
 
-SCALE_CHOICES = (("ReZero (learnable, 0 at init)", REZERO), ("0.1", 0.1), ("0.5", 0.5), ("1.0", 1.0),
+SCALE_CHOICES = (("ReZero-style gate (learnable, 0 at init)", REZERO), ("0.1", 0.1), ("0.5", 0.5), ("1.0", 1.0),
                  ("2.0", 2.0), ("4.0", 4.0))
 
 
@@ -461,7 +461,7 @@ def describe(residual: bool, norm: str, scale) -> str:
     if not residual:
         return "plain (no skip path; norm position and scale do not apply)"
     scale = check_scale(scale)
-    scale_text = "ReZero (alpha = 0 at init)" if scale == REZERO else f"scale {scale:g}"
+    scale_text = "ReZero-style gate (alpha = 0 at init)" if scale == REZERO else f"scale {scale:g}"
     return f"residual, {norm}-norm, {scale_text}"
 
 
