@@ -177,7 +177,7 @@ class WeightStream:
     need 528 MB). Layer ``l`` has its own NumPy generator, seeded ``(seed, 1, l)``, so any
     layer can be drawn again, in any order. The distribution is nn.Linear's default
     initialisation (weights and biases uniform on +-1/sqrt(fan_in)); the draws use only
-    exact arithmetic and one rounding to float32, so they are the same bits on every CPU
+    exact arithmetic and one float32 rounding, so they are the same bits on every CPU
     and numeric backend (torch's initialisers round differently with and without fused
     multiply-add, and a deep plain stack turns a last-bit change into a factor of 100).
     The first ``cache_layers`` layers are kept in memory (about 0.5 MB each at d = 128)
@@ -199,9 +199,12 @@ class WeightStream:
         rng = np.random.default_rng([self.seed, 1, layer])
         d = self.d
 
-        def uniform(shape, fan_in):  # 2u - 1 is exact for NumPy's 53-bit u; then one rounding each
-            bound = 1.0 / math.sqrt(fan_in)
-            return torch.from_numpy(((2.0 * rng.random(shape) - 1.0) * bound).astype(np.float32))
+        def uniform(shape, fan_in):  # u has 24 bits, so 2u - 1 is exact in float32; then one rounding
+            values = rng.random(shape, dtype=np.float32)
+            values *= 2.0
+            values -= 1.0
+            values *= np.float32(1.0 / math.sqrt(fan_in))
+            return torch.from_numpy(values)
 
         drawn = (uniform((4 * d, d), d), uniform((4 * d,), d), uniform((d, 4 * d), 4 * d), uniform((d,), 4 * d))
         if layer < self.cache_layers:
