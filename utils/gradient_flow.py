@@ -189,24 +189,28 @@ class WeightStream:
         self.d = check_int("d", d, minimum=1)
         self.seed = check_int("seed", seed, minimum=0)
         self.cache_layers = check_int("cache_layers", cache_layers, minimum=0)
+        self._shapes = ((4 * self.d, self.d), (4 * self.d,), (self.d, 4 * self.d), (self.d,))
+        self._fan_ins = (self.d, self.d, 4 * self.d, 4 * self.d)
         self._cache: dict[int, tuple[torch.Tensor, ...]] = {}
+        self._scratch: tuple[np.ndarray, ...] | None = None  # reused by load: no allocation per layer
 
-    def draw(self, layer: int) -> tuple[torch.Tensor, ...]:
-        """Layer ``layer``'s ``(fc1.weight, fc1.bias, fc2.weight, fc2.bias)`` as float32 tensors."""
-        layer = check_int("layer", layer, minimum=0)
-        if layer in self._cache:
-            return self._cache[layer]
+    def _fill(self, layer: int, out: tuple[np.ndarray, ...]) -> None:
+        """Draw layer ``layer``'s four arrays into ``out`` (float32 arrays of the right shapes)."""
         rng = np.random.default_rng([self.seed, 1, layer])
-        d = self.d
-
-        def uniform(shape, fan_in):  # u has 24 bits, so 2u - 1 is exact in float32; then one rounding
-            values = rng.random(shape, dtype=np.float32)
+        for values, fan_in in zip(out, self._fan_ins):  # u has 24 bits, so 2u - 1 is exact; then one rounding
+            rng.random(out=values, dtype=np.float32)
             values *= 2.0
             values -= 1.0
             values *= np.float32(1.0 / math.sqrt(fan_in))
-            return torch.from_numpy(values)
 
-        drawn = (uniform((4 * d, d), d), uniform((4 * d,), d), uniform((d, 4 * d), 4 * d), uniform((d,), 4 * d))
+    def draw(self, layer: int) -> tuple[torch.Tensor, ...]:
+        """Layer ``layer``'s ``(fc1.weight, fc1.bias, fc2.weight, fc2.bias)`` as new float32 tensors."""
+        layer = check_int("layer", layer, minimum=0)
+        if layer in self._cache:
+            return self._cache[layer]
+        drawn = tuple(np.empty(shape, dtype=np.float32) for shape in self._shapes)
+        self._fill(layer, drawn)
+        drawn = tuple(torch.from_numpy(values) for values in drawn)
         if layer < self.cache_layers:
             self._cache[layer] = drawn
         return drawn
@@ -218,8 +222,15 @@ class WeightStream:
         layer = check_int("layer", layer, minimum=0)
         if getattr(block, "d", None) != self.d:
             raise ValueError(f"block must have width d={self.d}, got {getattr(block, 'd', None)}")
+        if layer < self.cache_layers:
+            values = self.draw(layer)
+        else:  # drawn into the same scratch arrays every time: a 1000-block pass allocates nothing here
+            if self._scratch is None:
+                self._scratch = tuple(np.empty(shape, dtype=np.float32) for shape in self._shapes)
+            self._fill(layer, self._scratch)
+            values = tuple(torch.from_numpy(array) for array in self._scratch)
         targets = (block.fc1.weight, block.fc1.bias, block.fc2.weight, block.fc2.bias)
-        for target, value in zip(targets, self.draw(layer)):
+        for target, value in zip(targets, values):
             target.copy_(value)
 
 
