@@ -307,18 +307,18 @@ def streamed_profile(depth: int, d: int = 128, *, residual: bool = True, norm: s
         block = make_block(d, residual=residual, norm=norm, scale=scale).to(dtype)
     block.requires_grad_(False)
     step = _shortcut_step(block, shortcut)
-    activations = [x]
+    activations = torch.empty((depth + 1, *x.shape), dtype=dtype)  # one buffer: no heap fragments
+    activations[0] = x
     with torch.no_grad():
         for layer in range(depth):
             weights.load(block, layer)
-            activations.append(step(activations[-1]))
+            activations[layer + 1] = step(activations[layer])
     stats = np.array([_stats(a) for a in activations])
     grad, norms = g, [float(g.norm())]  # only the current gradient is kept, and every norm
     for layer in reversed(range(depth)):
         weights.load(block, layer)
-        inp = activations[layer].requires_grad_(True)
+        inp = activations[layer].clone().requires_grad_(True)
         (grad,) = torch.autograd.grad(step(inp), inp, grad)
-        activations[layer + 1] = None  # no longer needed: free it as we go
         norms.append(float(grad.norm()))
     grad_norm = np.array(norms[::-1])
     return LayerProfile(grad_norm, stats[:, 0].copy(), stats[:, 1].copy())
@@ -327,16 +327,18 @@ def streamed_profile(depth: int, d: int = 128, *, residual: bool = True, norm: s
 def depth_sweep(depths, *, d: int = 128, norm: str = "pre", scale=1.0, tokens: int = 16, seed: int = 0,
                 progress=None, dtype: torch.dtype = torch.float32) -> dict:
     """``streamed_profile`` of a plain and a residual stack at every depth in ``depths``,
-    computed in one pass. The stacks are nested (the first D blocks of every deeper stack
-    are the depth-D stack, as ``streamed_profile`` builds them), the plain and residual
-    blocks share weights, and every block acts on each token separately, so one forward
-    pass through the deepest stack and one backward pass, carrying one gradient per depth
-    side by side, give exactly the separate measurements with a fraction of the weight
-    draws. ``dtype=torch.float64`` does the arithmetic in double precision (same weights):
-    needed for deep plain stacks, where float32 rounding moves the gain at 1000 blocks by
-    a factor of about 100. Returns ``{"plain": [LayerProfile, ...], "residual": [...]}``
-    in the order of ``depths``; ``progress`` (a utils.progress.Progress with ``2 * max(depths)`` steps)
-    advances once per block forward and once per block backward."""
+    computed in one pass per stack. The stacks are nested (the first D blocks of every
+    deeper stack are the depth-D stack, as ``streamed_profile`` builds them) and every
+    block acts on each token separately, so one forward pass through the deepest stack
+    and one backward pass, carrying one gradient per depth side by side, give exactly the
+    separate measurements with a fraction of the weight draws. The plain stack is measured
+    first, then the residual one, so only one stack's activations are held at a time.
+    ``dtype=torch.float64`` does the arithmetic in double precision (same weights): needed
+    for deep plain stacks, where float32 rounding moves the gain at 1000 blocks by a
+    factor of about 100. Returns ``{"plain": [LayerProfile, ...], "residual": [...]}`` in
+    the order of ``depths``; ``progress`` (a utils.progress.Progress with
+    ``4 * max(depths)`` steps) advances once per block forward and once per block
+    backward, for each stack."""
     depths = [check_int("depths[]", depth, minimum=1) for depth in depths]
     if not depths:
         raise ValueError("depths must list at least one depth, e.g. [10, 100, 1000]")
@@ -348,48 +350,44 @@ def depth_sweep(depths, *, d: int = 128, norm: str = "pre", scale=1.0, tokens: i
     with torch.random.fork_rng(devices=[]):
         templates = {"plain": make_block(d, residual=False).to(dtype),
                      "residual": make_block(d, residual=True, norm=norm, scale=scale).to(dtype)}
-    for name in ("norm", "fc1", "fc2"):  # one set of weights, loaded once per layer, serves both
-        setattr(templates["plain"], name, getattr(templates["residual"], name))
-    for block in templates.values():
-        block.requires_grad_(False)
-    activations = {name: [x] for name in templates}
+    chains = sorted(set(depths))
     done = 0
 
     def advance(steps_done: int) -> None:
         nonlocal done
-        if progress is not None and (steps_done - done >= 50 or steps_done == 2 * deepest):
+        if progress is not None and (steps_done - done >= 50 or steps_done == 4 * deepest):
             progress.advance(steps_done - done)
             done = steps_done
 
-    with torch.no_grad():
-        for layer in range(deepest):
-            weights.load(templates["residual"], layer)
-            for name, block in templates.items():
-                activations[name].append(block(activations[name][-1]))
-            advance(layer + 1)
-    stats = {name: np.array([_stats(a) for a in activations[name]]) for name in templates}
-    chains = sorted(set(depths))
-    current = {name: {} for name in templates}  # current[name][D]: gradient of the depth-D chain now
-    norms = {name: {depth: [float(g.norm())] for depth in chains} for name in templates}
-    for layer in reversed(range(deepest)):
-        weights.load(templates["residual"], layer)
-        for depth in chains:
-            if depth == layer + 1:  # the depth-D stack's output is x_D: its chain starts here
-                for name in templates:
-                    current[name][depth] = g
-        active = [depth for depth in chains if depth > layer]
-        for name, block in templates.items():
-            inp = activations[name][layer].repeat(len(active), 1).requires_grad_(True)
-            upstream = torch.cat([current[name][depth] for depth in active])
+    results = {}
+    for offset, (name, block) in zip((0, 2 * deepest), templates.items()):
+        block.requires_grad_(False)
+        activations = torch.empty((deepest + 1, *x.shape), dtype=dtype)  # one buffer: no heap fragments
+        activations[0] = x
+        with torch.no_grad():
+            for layer in range(deepest):
+                weights.load(block, layer)
+                activations[layer + 1] = block(activations[layer])
+                advance(offset + layer + 1)
+        stats = np.array([_stats(a) for a in activations])
+        current = {}  # current[D]: the gradient of the depth-D chain at this layer
+        norms = {depth: [float(g.norm())] for depth in chains}
+        for layer in reversed(range(deepest)):
+            weights.load(block, layer)
+            for depth in chains:
+                if depth == layer + 1:  # the depth-D stack's output is x_D: its chain starts here
+                    current[depth] = g
+            active = [depth for depth in chains if depth > layer]
+            inp = activations[layer].repeat(len(active), 1).requires_grad_(True)
+            upstream = torch.cat([current[depth] for depth in active])
             (grad,) = torch.autograd.grad(block(inp), inp, upstream)
             for depth, part in zip(active, grad.split(len(x))):
-                current[name][depth] = part
-                norms[name][depth].append(float(part.norm()))
-            activations[name][layer + 1] = None  # no longer needed: free it as we go
-        advance(2 * deepest - layer)
-    return {name: [LayerProfile(np.array(norms[name][depth][::-1]), stats[name][: depth + 1, 0].copy(),
-                                stats[name][: depth + 1, 1].copy()) for depth in depths]
-            for name in ("plain", "residual")}
+                current[depth] = part
+                norms[depth].append(float(part.norm()))
+            advance(offset + 2 * deepest - layer)
+        results[name] = [LayerProfile(np.array(norms[depth][::-1]), stats[: depth + 1, 0].copy(),
+                                      stats[: depth + 1, 1].copy()) for depth in depths]
+    return results
 
 
 # ----- figures of notebooks 06 and 07 ---------------------------------------------------
