@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8888
 PIP_EXTRA ?=
 
-.PHONY: lab test execute benchmark
+.PHONY: lab test test-versions execute benchmark
 
 # pip byte-compiles one file at a time; compileall -j 0 does it on every core (77 -> 56 s
 # here). Byte-compiling matters: with PYTHONDONTWRITEBYTECODE set (as on this machine and in
@@ -28,6 +28,11 @@ lab: $(STAMP)
 test: $(STAMP)
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
 	$(BIN)/python -m pytest -n 2 --nbval -p no:cacheprovider
+
+# The tests under other library versions (Colab's ipywidgets 7, the oldest and the newest
+# supported), each in its own venv under build/versions/; ENVS="oldest" runs just that one.
+test-versions:
+	$(PYTHON) scripts/test_versions.py $(ENVS)
 
 execute: $(STAMP)
 	$(BIN)/python scripts/execute_notebooks.py $(NOTEBOOKS)
