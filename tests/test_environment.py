@@ -78,8 +78,8 @@ def test_widget_problems_by_version_and_front_end():
     ({"BINDER_LAUNCH_HOST": "https://mybinder.org/", "JPY_SESSION_NAME": "00.ipynb"}, {}, True, "Binder"),
     ({"VSCODE_PID": "123"}, {}, True, "VS Code"),
     ({"JPY_SESSION_NAME": "/notebooks/00.ipynb", "JPY_PARENT_PID": "1"}, {}, True, "JupyterLab"),
-    ({"JPY_PARENT_PID": "1"}, {}, True, "a Jupyter kernel without a front end"),
-    ({}, {}, False, "no notebook"),
+    ({"JPY_PARENT_PID": "1"}, {}, True, environment.SCRIPT_KERNEL),
+    ({}, {}, False, environment.NOT_A_KERNEL),
 ])
 def test_detect_front_end(environ, modules, in_kernel, expected):
     assert detect_front_end(environ, modules, in_kernel) == expected

@@ -25,7 +25,9 @@ DISTRIBUTION = "residual-course-utils"
 TESTED_PYTHON = "3.11"  # make test and make test-versions run Python 3.11 (binder/runtime.txt too)
 # Distribution name -> import name, where they differ.
 IMPORT_NAMES = {"scikit-learn": "sklearn"}
-FRONT_ENDS = ("Colab", "Binder", "VS Code", "JupyterLab", "a Jupyter kernel without a front end", "no notebook")
+NOT_A_KERNEL = "none (not a notebook kernel)"  # python -m utils.environment, pytest
+SCRIPT_KERNEL = "none (a script runs this kernel)"  # nbclient, nbval: how the stored outputs are made
+FRONT_ENDS = ("Colab", "Binder", "VS Code", "JupyterLab", SCRIPT_KERNEL, NOT_A_KERNEL)
 NO_WIDGETS = "sliders will not appear; the static pictures below each widget show its default state"
 
 
@@ -67,10 +69,10 @@ def detect_front_end(environ, modules, in_kernel: bool) -> str:
     if any(key.startswith("VSCODE_") for key in environ):
         return "VS Code"
     if not in_kernel:
-        return "no notebook"
+        return NOT_A_KERNEL
     if "JPY_SESSION_NAME" in environ:
         return "JupyterLab"
-    return "a Jupyter kernel without a front end"
+    return SCRIPT_KERNEL
 
 
 def describe_range(tested: Requirement) -> str:
@@ -194,7 +196,7 @@ def check() -> Report:
     problems += found
     if found:
         widgets = "will not work here (see above)"
-    elif front_end == "no notebook":
+    elif front_end == NOT_A_KERNEL:
         widgets = f"only in a notebook (ipywidgets {ipywidgets} is ready)"
     else:
         widgets = f"can work here (ipywidgets {ipywidgets})"
