@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8888
 PIP_EXTRA ?=
 
-.PHONY: lab test test-versions execute benchmark
+.PHONY: lab test test-backends test-versions execute benchmark screenshots
 
 # pip byte-compiles one file at a time; compileall -j 0 does it on every core (77 -> 56 s
 # here). Byte-compiling matters: with PYTHONDONTWRITEBYTECODE set (as on this machine and in
@@ -33,6 +33,16 @@ test: $(STAMP)
 # supported), each in its own venv under build/versions/; ENVS="oldest" runs just that one.
 test-versions:
 	$(PYTHON) scripts/test_versions.py $(ENVS)
+
+# The unit tests and nbval again under other numeric backends and thread counts
+# (scripts/backend_matrix.py): the stored outputs must hold on any CPU.
+test-backends: $(STAMP)
+	$(BIN)/python scripts/backend_matrix.py
+
+# Refresh the committed screenshots (README, docs/) from the browser test's latest run.
+screenshots: $(STAMP)
+	CI=true $(BIN)/python -m pytest -n 2 -p no:cacheprovider -m browser tests/test_browser.py
+	cp build/screenshots/*.png docs/screenshots/
 
 execute: $(STAMP)
 	$(BIN)/python scripts/execute_notebooks.py $(NOTEBOOKS)
