@@ -34,8 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+# The same pytest run, thread settings and summary line as make test-backends.
+from backend_matrix import THREAD_VARIABLES, closing_line, command  # noqa: E402
+
 BUILD = ROOT / "build" / "versions"
-PYTEST_ARGS = ("-p", "no:cacheprovider", "-n", "2", "--nbval", "-m", "not slow and not browser")
 # Not needed without the browser tests, and JupyterLab would pull a newer ipykernel stack.
 LEFT_OUT = {"jupyterlab", "playwright"}
 # What Colab runs next to ipywidgets 7.7.1 (google-colab 1.0.0 requires exactly these).
@@ -128,8 +131,8 @@ def isolated_env(venv: Path) -> dict[str, str]:
     for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR", "MPLCONFIGDIR"):
         env[name] = str(venv / "home" / name.lower())
         Path(env[name]).mkdir(parents=True, exist_ok=True)
+    env.update({variable: "1" for variable in THREAD_VARIABLES})
     env.update(VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-               OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                PYDEVD_DISABLE_FILE_VALIDATION="1")  # ipykernel's debugger warns about frozen modules otherwise
     return env
 
@@ -180,12 +183,6 @@ def kernel_versions(environment: Environment, log) -> dict | None:
     return versions
 
 
-def pytest_outcome(log_text: str) -> str:
-    """pytest's closing counts, e.g. '212 passed, 1 failed', from a log."""
-    lines = re.findall(r"^=+ (.*?) in [\d.]+s.*=+$", log_text, flags=re.MULTILINE)
-    return lines[-1] if lines else "no pytest summary (see the log)"
-
-
 def run(environment: Environment, python: str, reuse: bool, extra: list[str]) -> dict:
     BUILD.mkdir(parents=True, exist_ok=True)
     log_path = BUILD / f"{environment.name}.log"
@@ -203,10 +200,10 @@ def run(environment: Environment, python: str, reuse: bool, extra: list[str]) ->
             return result
         result["versions"] = versions
         started = time.perf_counter()
-        code = run_logged([str(BUILD / environment.name / "bin" / "python"), "-m", "pytest", *PYTEST_ARGS, *extra],
+        code = run_logged([str(BUILD / environment.name / "bin" / "python"), *command()[1:], *extra],
                           log, env=isolated_env(BUILD / environment.name))
         result["test_seconds"] = time.perf_counter() - started
-    result.update(ok=code == 0, outcome=pytest_outcome(log_path.read_text()))
+    result.update(ok=code == 0, outcome=closing_line(log_path.read_text()))
     return result
 
 
