@@ -52,6 +52,8 @@ def test_version_problem_inside_older_newer_missing_and_unreadable():
                      "number differs from the text, install numpy<=2.4.6,>=1.26.4.")
     assert "torch 2.11.0 is outside the tested range (2.13.0)" in version_problem("torch", "2.11.0", TORCH)
     assert "numpy 2.5.0 is outside" in version_problem("numpy", "2.5.0", NUMPY)
+    on_colab = version_problem("torch", "2.11.0", TORCH, on_colab=True)
+    assert on_colab.endswith("compare with the stored outputs, or use Binder (Colab's own torch is best left as it is).")
     assert version_problem("numpy", None, NUMPY).startswith("numpy is not installed: the cells that use it will fail")
     assert "numpy weird is outside" in version_problem("numpy", "weird", NUMPY)
     with pytest.raises(TypeError, match="tested must be a packaging Requirement"):
@@ -135,6 +137,7 @@ def test_check_reports_widget_and_version_problems_together(monkeypatch):
     assert report.front_end == "Colab" and report.widgets == "will not work here (see above)"
     assert [p.split(" ")[0:2] for p in report.problems] == [["numpy", "1.22.0"], ["ipywidgets", "8.1.9"]]
     assert report.verdict().startswith("Environment check: 2 problems found.\n- numpy 1.22.0 is outside")
+    assert "Colab's own numpy is best left as it is" in report.problems[0]
 
 
 def test_running_the_module_prints_the_report_and_exits_zero_here():

@@ -85,8 +85,9 @@ def describe_range(tested: Requirement) -> str:
     return f"{bounds.get('>=', 'any')} to {bounds.get('<=', 'newest')}"
 
 
-def version_problem(name: str, version: str | None, tested: Requirement) -> str | None:
-    """The sentence for one library outside its tested range (None when it is inside)."""
+def version_problem(name: str, version: str | None, tested: Requirement, on_colab: bool = False) -> str | None:
+    """The sentence for one library outside its tested range (None when it is inside). On Colab
+    the advice is not to install another version: that breaks Colab's runtime."""
     if not isinstance(tested, Requirement):
         raise TypeError(f"tested must be a packaging Requirement, got {type(tested).__name__}")
     if version is None:
@@ -97,8 +98,10 @@ def version_problem(name: str, version: str | None, tested: Requirement) -> str 
         inside = False
     if inside:
         return None
+    advice = (f"compare with the stored outputs, or use Binder (Colab's own {name} is best left as it is)"
+              if on_colab else f"install {name}{tested.specifier}")
     return (f"{name} {version} is outside the tested range ({describe_range(tested)}): if a cell fails or a printed "
-            f"number differs from the text, install {name}{tested.specifier}.")
+            f"number differs from the text, {advice}.")
 
 
 def python_problem(version: str) -> str | None:
@@ -107,8 +110,8 @@ def python_problem(version: str) -> str | None:
         raise TypeError(f"version must be a str such as '3.11.7', got {type(version).__name__}")
     if ".".join(version.split(".")[:2]) == TESTED_PYTHON:
         return None
-    return (f"Python {version} is not the tested {TESTED_PYTHON}: the course should run, but it is "
-            f"tested on {TESTED_PYTHON} only; if a cell fails, use Python {TESTED_PYTHON} (or Binder).")
+    return (f"Python {version} is not the tested {TESTED_PYTHON}: if a cell fails, use Python {TESTED_PYTHON} "
+            "(make lab with it, or Binder).")
 
 
 def widget_problems(ipywidgets: str | None, front_end: str, lab_widgets: str | None) -> list[str]:
@@ -177,6 +180,8 @@ class Report:
 def check() -> Report:
     """Check this environment against the course's tested versions; see the module docstring."""
     ranges = tested_ranges()
+    shell = sys.modules["IPython"].get_ipython() if "IPython" in sys.modules else None
+    front_end = detect_front_end(os.environ, sys.modules, in_kernel=hasattr(shell, "kernel"))
     problems, lines = [], []
     python = platform.python_version()
     lines.append(f"Python {python} (tested: {TESTED_PYTHON})")
@@ -187,10 +192,8 @@ def check() -> Report:
     for name, tested in ranges.items():
         version = installed_version(name)
         lines.append(f"{name} {version or 'missing'} (tested: {describe_range(tested)})")
-        problem = version_problem(name, version, tested)
+        problem = version_problem(name, version, tested, on_colab=front_end == "Colab")
         problems.append(problem if problem or version is None else _import_problem(name))
-    shell = sys.modules["IPython"].get_ipython() if "IPython" in sys.modules else None
-    front_end = detect_front_end(os.environ, sys.modules, in_kernel=hasattr(shell, "kernel"))
     ipywidgets, lab_widgets = installed_version("ipywidgets"), installed_version("jupyterlab_widgets")
     found = widget_problems(ipywidgets, front_end, lab_widgets)
     problems += found
@@ -201,7 +204,6 @@ def check() -> Report:
     else:
         widgets = f"can work here (ipywidgets {ipywidgets})"
     return Report(lines, front_end, _threads(), widgets, [p for p in problems if p])
-
 
 if __name__ == "__main__":
     report = check()
