@@ -47,7 +47,7 @@ CASES = [
         ("loss output.sum()", NORMS_OF_THE_SUM, "gradients of output.sum()"),
         ("norms of the activations", NORMS_OF_THE_ACTIVATIONS, "norms of the activations x_l themselves"),
         ("forgot retain_grad", NO_RETAIN_GRAD, "retain_grad()"),
-        ("requires_grad switched on the caller's x (its .grad would pile up)", GRADIENTS_NOT_ZEROED, "switched requires_grad on"),
+        ("requires_grad switched on the caller's x (its .grad would pile up)", GRADIENTS_NOT_ZEROED, "switched on requires_grad"),
         ("reverse order", REVERSED, "in reverse order"),
         ("input left out", WITHOUT_THE_INPUT, "include the input x_0"),
     ]),
