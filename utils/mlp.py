@@ -10,6 +10,8 @@ keeps the forward signal at scale 1 in a plain ReLU stack.
 """
 from __future__ import annotations
 
+import copy
+
 import torch
 from torch import nn
 
@@ -105,3 +107,24 @@ def weight_layers(model: MLP) -> int:
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     return sum(isinstance(m, nn.Linear) for m in model.modules())
+
+
+@torch.no_grad()
+def branch_to_skip_ratios(model: MLP, x: torch.Tensor) -> list[float]:
+    """For each residual block of ``model``, Var(F(h)) / Var(h): the variance of what the
+    branch adds over the variance of what the skip carries, both over the whole batch ``x``
+    in training mode (BatchNorm with batch statistics, as in the first training step).
+    At initialisation BatchNorm gives every branch variance about 1 while the skip keeps
+    accumulating, so the ratio falls with depth (De and Smith 2020). The model is left as
+    it was (a copy runs the batch, so running statistics are untouched)."""
+    if not isinstance(model, MLP) or model.architecture != "residual":
+        raise TypeError(f"model must be a residual utils.mlp.MLP (from make_mlp), got {type(model).__name__}")
+    if not isinstance(x, torch.Tensor) or x.ndim != 2 or len(x) < 2:
+        raise ValueError("x must be a tensor of shape (batch of at least 2, features)")
+    probe = copy.deepcopy(model).train()
+    h = probe.stem(x.to(next(probe.parameters()).dtype))
+    ratios = []
+    for block in probe.blocks:
+        ratios.append(float(block.branch(h).var() / h.var()))
+        h = block(h)
+    return ratios
