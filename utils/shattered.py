@@ -59,7 +59,7 @@ def input_gradient_curve(architecture: str, depth: int, *, width: int = 200, n_i
     # float64: the gradient of a deep plain net grows by orders of magnitude, and in float32 its
     # rounding errors, which differ between CPUs and math libraries, would reach the printed digits.
     model = make_mlp(architecture, depth, width=width, in_features=1, out_features=1,
-                     block_layers=block_layers, seed=seed).double()
+                     block_layers=block_layers, seed=seed, dtype=torch.float64)
     model.requires_grad_(False)  # only dy/dx is wanted: backward then skips every weight gradient
     x = torch.linspace(low, high, n_inputs, dtype=torch.float64).unsqueeze(1)
     freeze_batch_statistics(model, x)

@@ -140,7 +140,7 @@ def _check_ratios(answer) -> str:
              ("residual", 4, 6, 3, 8, "a residual MLP of depth 4 (1 block), width 6, 8 inputs"),
              ("residual", 16, 8, 4, 64, "a residual MLP of depth 16 (7 blocks), width 8, 64 inputs")]
     for seed, (architecture, depth, width, features, batch, shown) in enumerate(cases):
-        model = make_mlp(architecture, depth, width=width, in_features=features, seed=seed).double()
+        model = make_mlp(architecture, depth, width=width, in_features=features, seed=seed, dtype=torch.float64)
         x = torch.randn(batch, features, generator=generator, dtype=torch.float64)
         got = call(ratios, model, x, name="branch_to_skip_ratios", shown=shown)
         want = branch_to_skip_ratios(model, x)

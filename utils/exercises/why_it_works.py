@@ -58,7 +58,7 @@ def _check_lesion(answer) -> str:
              ("residual", 8, 2, "a residual MLP with 3 blocks, k = 2 (the last block)"),
              ("plain", 10, 1, "a plain MLP with 4 blocks, k = 1")]
     for seed, (architecture, depth, k, shown) in enumerate(cases):
-        model = make_mlp(architecture, depth, width=8, in_features=5, out_features=3, seed=seed).double()
+        model = make_mlp(architecture, depth, width=8, in_features=5, out_features=3, seed=seed, dtype=torch.float64)
         with torch.no_grad():  # running statistics as after training, so that eval mode is not the identity
             for module in model.modules():
                 if isinstance(module, nn.BatchNorm1d):
