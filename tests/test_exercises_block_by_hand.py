@@ -23,6 +23,10 @@ CASES = [
          "Did you use * (entry by entry"),
         ("np.max", "def residual_forward(x, W1, W2):\n    return x + W2 @ np.max(W1 @ x, 0)\n",
          "Did you use np.max"),
+        ("np.max as np.maximum", "def residual_forward(x, W1, W2):\n    return x + W2 @ np.max(W1 @ x, 0.0)\n",
+         "reads 0.0 as an axis"),
+        ("builtin max", "def residual_forward(x, W1, W2):\n    return x + W2 @ max(0, W1 @ x)\n",
+         "Python's built-in max(0, z)"),
     ]),
     ExerciseCases(ex.projection_block, NOTEBOOK, "projection_block", wrong=[
         ("x without projection", "def projection_block(x, W1, W2, W_s):\n    return x + W2 @ np.maximum(W1 @ x, 0.0)\n",
@@ -36,6 +40,13 @@ CASES = [
          "you padded x with zeros"),
         ("no ReLU", "def projection_block(x, W1, W2, W_s):\n    return W_s @ x + W2 @ (W1 @ x)\n",
          "the ReLU is missing"),
+        ("identity where the sizes match", "def projection_block(x, W1, W2, W_s):\n"
+         "    f = W2 @ np.maximum(W1 @ x, 0.0)\n    return x + f if f.size == x.size else W_s @ x + f\n",
+         "even where the sizes match"),
+        ("W_s * x", "def projection_block(x, W1, W2, W_s):\n    return W_s * x + W2 @ np.maximum(W1 @ x, 0.0)\n",
+         "W_s * x multiplies entry by entry"),
+        ("parameters swapped", "def projection_block(x, W_s, W1, W2):\n    return W_s @ x + W2 @ np.maximum(W1 @ x, 0.0)\n",
+         "check the parameter order"),
     ]),
 ]
 

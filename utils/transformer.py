@@ -1,5 +1,5 @@
 """A small transformer block built from the course's own pieces, its residual stream made
-visible, and the pre-LN against post-LN gradient measurement of notebook 08.
+visible, and the pre-LN against post-LN gradient measurement of notebook 10.
 
 A transformer block has two residual connections: one around self-attention and one
 around the feed-forward network (FFN). The FFN sublayer *is* the course's
@@ -175,13 +175,15 @@ def last_block_gradient(depth: int, norm: str, *, d: int = 64, heads: int = 4, t
     the fixed random readout at the last token against a random label (the same loss for
     both placements). Per-sequence norms are averaged, not gradients, so the number does
     not depend on how alike the sequences become in a deep random network. Xiong et al.
-    show it stays flat in depth for post-LN and shrinks like 1/sqrt(L) for pre-LN.
+    bound it by a constant in depth for post-LN and by one shrinking like 1/sqrt(L) for
+    pre-LN. Computed in float64, so its printed digits do not depend on the CPU's float32
+    kernels or the thread count.
     """
-    model = TinyTransformer(depth, d, heads, norm, seed=seed)
+    model = TinyTransformer(depth, d, heads, norm, seed=seed).double()
     tokens = check_int("tokens", tokens, minimum=1)
     samples = check_int("samples", samples, minimum=1)
     generator = torch.Generator().manual_seed(seed + 1_000)
-    x = torch.randn(samples, tokens, model.d, generator=generator)
+    x = torch.randn(samples, tokens, model.d, generator=generator).double()
     labels = torch.randint(model.readout.shape[1], (samples,), generator=generator)
     saved = {}
 
@@ -220,10 +222,8 @@ def draw_stream(fig, streams: dict, *, title: str | None = None) -> str:
     the stream each sublayer reads (blue) and of what it writes (green), on a log axis
     labelled with plain numbers (0.2, 0.5, 1, 2). ``title`` states the finding above the
     panels; without it, the title gives each stream's growth."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
-
     from .diagrams import BRANCH_COLOR
-    from .plotting import RESIDUAL_COLOR
+    from .plotting import RESIDUAL_COLOR, plain_log_ticks
 
     if not isinstance(streams, dict) or not streams:
         raise TypeError("streams must be a non-empty dict mapping a label to residual_stream(...) output")
@@ -242,14 +242,8 @@ def draw_stream(fig, streams: dict, *, title: str | None = None) -> str:
         lines.append(f"{label}: stream RMS {stream['stream'][0]:.2f} -> {stream['final']:.2f}, "
                      f"last write/stream {stream['ratio'][-1]:.3f}")
     positive = [v for v in values if np.isfinite(v) and v > 0]
-    if positive:  # plain-number ticks (1-2-5 steps) inside the data's range
-        low, high = min(positive), max(positive)
-        ticks = [m * 10.0 ** e for e in range(int(np.floor(np.log10(low))), int(np.ceil(np.log10(high))) + 1)
-                 for m in (1, 2, 5) if low / 1.5 <= m * 10.0 ** e <= high * 1.5]
-        axes[0].yaxis.set_major_locator(FixedLocator(ticks))
-        axes[0].yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
-        axes[0].yaxis.set_minor_locator(NullLocator())
-        axes[0].set_ylim(min(low, ticks[0]) * 0.9, max(high, ticks[-1]) * 1.1)  # every tick in view
+    if positive:  # plain-number ticks around the data's range
+        plain_log_ticks(axes[0], min(positive), max(positive))
     axes[0].set_ylabel("root mean square")
     axes[0].legend(loc="best")
     fig.suptitle(title if title is not None else "; ".join(
@@ -280,3 +274,25 @@ def draw_gradient_vs_depth(fig, depths, post, pre) -> str:
     return (f"post-LN {post[0]:.2f} -> {post[-1]:.2f} (x{post[-1] / post[0]:.2f}); "
             f"pre-LN {pre[0]:.2f} -> {pre[-1]:.2f} (x{pre[-1] / pre[0]:.2f}); "
             f"1/sqrt(L) predicts x{np.sqrt(depths[0] / depths[-1]):.2f}")
+
+
+def draw_variance(fig, stream: dict, slope: float) -> str:
+    """The pre-LN stream's variance (RMS squared) after every sublayer of ``stream`` (a
+    ``residual_stream`` dict), with the straight line of slope ``slope`` through its first
+    point: the picture of "variances add". Returns a one-line summary."""
+    from .plotting import RESIDUAL_COLOR
+
+    if not isinstance(stream, dict) or "stream" not in stream:
+        raise TypeError("stream must be the dict returned by residual_stream(model, x)")
+    if not isinstance(slope, (int, float)) or not math.isfinite(slope):
+        raise TypeError(f"slope must be a finite number, got {slope!r}")
+    variance = np.square(np.array(stream["stream"] + [stream["final"]]))
+    index = np.arange(variance.size)
+    ax = fig.subplots()
+    ax.plot(index, variance, color=RESIDUAL_COLOR, label="pre-LN stream variance")
+    ax.plot(index, variance[0] + slope * index, color="grey", ls="--", label=f"straight line, slope {slope:.3f}")
+    ax.set_xlabel("sublayers passed")
+    ax.set_ylabel("variance of the stream")
+    ax.set_title("The pre-LN stream's variance grows linearly with depth")
+    ax.legend()
+    return f"variance {variance[0]:.2f} -> {variance[-1]:.2f} over {variance.size - 1} sublayers"

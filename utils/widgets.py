@@ -12,7 +12,6 @@ import weakref
 
 import ipywidgets as widgets
 from IPython.display import display
-from matplotlib.figure import Figure
 
 from . import plotting
 
@@ -45,7 +44,7 @@ class LivePlot:
                 raise TypeError(f"controls[{name!r}] must be an ipywidgets value widget, got {type(control).__name__}")
         self.draw = draw
         self.controls = controls
-        self.figure = Figure(figsize=(width, height), layout="constrained")
+        self.figure = plotting.empty_figure(width, height)
         self.status = widgets.HTML(value="")
         pixels = round(width * self.figure.dpi)  # as wide as the stored PNG of the same figure
         self.image = widgets.Image(format="svg+xml", layout=widgets.Layout(

@@ -5,6 +5,8 @@ the common mistakes (the branch alone, no ReLU, a transposed weight, the wrong p
 projected) by computing them."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from utils.exercises import core
@@ -29,6 +31,21 @@ def _not_a_matrix(got, name: str, shown: str) -> None:
     if np.ndim(core.as_array(got, name, shown)) == 2:
         raise Mistake(f"`{name}` returned a matrix of shape {np.shape(got)} for {shown}, not a vector. "
                       "Did you use * (entry by entry, with broadcasting) where @ (matrix times vector) is needed?")
+
+
+def _relu_error(mistake: Mistake, name: str, shown: str) -> None:
+    """An error raised by a ReLU written with np.max or Python's max names that mistake."""
+    text = str(mistake)
+    if "does not have enough dimensions (has 0" in text:  # W2 @ (a single number)
+        raise Mistake(f"`{name}` multiplied W2 by a single number when called with {shown}. Did you use np.max "
+                      "(the largest entry) for the ReLU? The ReLU of every entry is np.maximum(z, 0.0).") from None
+    if "cannot be interpreted as an integer" in text:  # np.max(z, 0.0): 0.0 taken as the axis
+        raise Mistake(f"`{name}` raised a TypeError when called with {shown}: np.max(z, 0.0) reads 0.0 as an "
+                      "axis, not as a value to compare with. The ReLU of every entry is np.maximum(z, 0.0).") from None
+    if "truth value of an array" in text:  # max(0, z) compares a number with a whole array
+        raise Mistake(f"`{name}` raised a ValueError when called with {shown}: Python's built-in max(0, z) "
+                      "compares 0 with the whole array at once and cannot decide. Use np.maximum(z, 0.0), "
+                      "which compares entry by entry.") from None
 
 
 def _computable(candidates) -> list[tuple[np.ndarray, str]]:
@@ -84,10 +101,7 @@ def _check_forward(answer) -> str:
         try:
             got = core.call(answer, x, w1, w2, name="residual_forward", shown=shown)
         except Mistake as mistake:
-            if "does not have enough dimensions (has 0" in str(mistake):  # W2 @ (a single number)
-                raise Mistake(f"`residual_forward` multiplied W2 by a single number when called with {shown}. "
-                              "Did you use np.max (the largest entry) for the ReLU? The ReLU of every entry is "
-                              "np.maximum(z, 0.0).") from None
+            _relu_error(mistake, "residual_forward", shown)
             raise
         _not_a_matrix(got, "residual_forward", shown)
         core.expect_close(got, x + _branch(x, w1, w2), name="residual_forward", shown=shown,
@@ -125,8 +139,10 @@ def _projection_mistakes(x, w1, w2, w_s):
     on a same-size input to say which mistake it makes."""
     f = _branch(x, w1, w2)
     candidates = [
-        (lambda: x + f, "you added x itself. When the branch changes the size, x and F(x) cannot be "
-                        "added (that is the error you get with a size change); the skip path must carry W_s x."),
+        (lambda: x + f, "you added x itself where the skip path must carry W_s x. This exercise is the "
+                        "projection shortcut, so it uses W_s at every size, even where the sizes match (the check "
+                        "also passes a W_s of shape (2, 2)); where the branch changes the size, x and F(x) cannot "
+                        "be added at all."),
         (lambda: x + w_s @ f, "you projected the branch. W_s belongs on the skip path: y = W_s x + F(x); "
                               "the branch already has the output's size."),
         (lambda: w_s.T @ x + f, "W_s is used with the wrong shape (as x @ W_s or W_s.T @ x). W_s has shape "
@@ -147,10 +163,27 @@ def _diagnose_on_same_size(answer) -> str | None:
         got = core.as_array(answer(x.copy(), w1.copy(), w2.copy(), w_s.copy()), "projection_block", "")
     except Exception:
         return None
+    if got.ndim == 2:
+        return ("you used * where @ is needed: W_s * x multiplies entry by entry (with broadcasting) and gives a "
+                "matrix; the projection is the matrix product W_s @ x.")
     for wrong, explanation in _projection_mistakes(x, w1, w2, w_s):
         if got.shape == wrong.shape and np.allclose(got, wrong, rtol=1e-6, atol=1e-9):
             return explanation
     return None
+
+
+def _misordered(answer, args, want) -> bool:
+    """True if the function gives the right answer when its arguments come in another order."""
+    for order in itertools.permutations(range(len(args))):
+        if order == tuple(range(len(args))):
+            continue
+        try:
+            got = core.as_array(answer(*(args[i].copy() for i in order)), "projection_block", "")
+        except Exception:
+            continue
+        if got.shape == want.shape and np.allclose(got, want):
+            return True
+    return False
 
 
 def _check_projection(answer) -> str:
@@ -162,6 +195,11 @@ def _check_projection(answer) -> str:
         except Mistake as mistake:
             if "raised" not in str(mistake):
                 raise
+            _relu_error(mistake, "projection_block", shown)
+            if _misordered(answer, (x, w1, w2, w_s), w_s @ x + _branch(x, w1, w2)):
+                raise Mistake(f"`projection_block` raised an error when called with {shown}, but with its arguments "
+                              "in another order it gives the right answer: check the parameter order. The check "
+                              "calls projection_block(x, W1, W2, W_s), in the order the task lists them.") from None
             diagnosis = _diagnose_on_same_size(answer)
             if diagnosis is None:
                 raise

@@ -67,6 +67,20 @@ def _stack_mistakes(slopes, residual):
     return mistakes
 
 
+def _not_float32(got, slopes, residual, shown: str) -> None:
+    """A float32 result that is off only by float32's precision or range gets its own message."""
+    if str(getattr(got, "dtype", "")).split(".")[-1] not in ("float32", "float16"):
+        return
+    got = core.as_array(got, "stack_slopes", shown)
+    want = _quiet(lambda: np.cumprod(_factors(slopes, residual)))
+    in_float32 = _quiet(lambda: np.cumprod(_factors(slopes, residual).astype(np.float32)))
+    if got.shape == want.shape and not np.allclose(got, want, rtol=1e-6, atol=1e-300) and np.allclose(
+            got, in_float32, rtol=1e-4, atol=1e-44):
+        raise Mistake(f"`stack_slopes` returned float32 numbers for {shown}, and there they are off. Compute in "
+                      "float64, NumPy's default: float32 keeps only about 7 digits and stores anything below about "
+                      "1e-45 as 0, while this stack's slopes go down to about 1e-300, which float64 still holds.")
+
+
 def _check_stack(answer) -> str:
     answer = core.require_function(answer, "stack_slopes", 2)
     for slopes in _stack_cases():
@@ -74,7 +88,8 @@ def _check_stack(answer) -> str:
             shown = _shown(slopes, residual)
             got = core.call(answer, slopes, residual, name="stack_slopes", shown=shown)
             want = _quiet(lambda: np.cumprod(_factors(slopes, residual)))
-            core.expect_close(got, want, name="stack_slopes", shown=shown, rtol=1e-9, atol=1e-300,
+            _not_float32(got, slopes, residual, shown)
+            core.expect_close(got, want, name="stack_slopes", shown=shown, rtol=1e-6, atol=1e-300,
                               mistakes=_stack_mistakes(slopes, residual))
     return ("the slope at every depth, plain and residual, for equal and mixed slopes (negative ones too), "
             "one layer, zero slopes and 1000 layers.")
@@ -121,6 +136,10 @@ def _log_mistakes(slopes, residual):
                           "slope."),
         (np.mean(logs), "you averaged the logs; the log of a product is their sum."),
         (product, "you returned the slope itself, not its logarithm."),
+        (-np.sum(logs), "your answer has the right size but the wrong sign: the log of a slope below 1 is "
+                        "negative (0.5 gives -0.301 per layer). Add the logs as they are, without a minus sign."),
+        (np.sum(logs) / np.log10(2.0), "that is the base-2 logarithm (np.log2); this exercise asks for base 10 "
+                                       "(np.log10)."),
     ]
     if residual:
         mistakes.insert(0, (_quiet(lambda: np.sum(np.log10(np.abs(slopes)))),
@@ -141,7 +160,7 @@ def _check_log(answer) -> str:
                                   "0 and a slope may be negative. Add np.log10 of each factor's size instead.") from None
                 raise
             want = np.sum(np.log10(np.abs(_factors(slopes, residual))))
-            core.expect_close(got, want, name="log10_stack_slope", shown=shown, rtol=1e-9, atol=1e-9,
+            core.expect_close(got, want, name="log10_stack_slope", shown=shown, rtol=1e-6, atol=1e-9,
                               mistakes=_log_mistakes(slopes, residual))
     return ("log10 of the slope's size, finite at 1100 layers where the product itself underflows to 0 (plain, "
             "slope 0.5) or overflows to inf (residual, slope 1 + 1), and right for negative slopes.")
