@@ -29,7 +29,7 @@ CASES = [
         ("forgot BatchNorm", _BLOCK + "        return torch.relu(x + self.linear2(torch.relu(self.linear1(x))))\n",
          "BatchNorm layers are not used"),
         ("wrong shape", _BLOCK + "        return torch.relu(x + branch).sum(dim=1)\n", "expected shape"),
-        ("in place", _BLOCK + "        x += branch\n        return torch.relu(x)\n", "in place"),
+        ("in place", _BLOCK + "        x += branch\n        return torch.relu(x)\n", "switched requires_grad on"),
     ]),
     ExerciseCases(ex.BRANCH_RATIOS, NOTEBOOK, "branch_to_skip_ratios", wrong=[
         ("std instead of variance", _RATIOS + "        ratios.append(float(block.branch(h).std() / h.std()))\n"
