@@ -85,7 +85,7 @@ def test_weight_stream_redraws_any_layer_identically():
         stream.load(block, layer)
         assert torch.equal(block.fc1.weight, stack[layer].fc1.weight)
         assert torch.equal(block.fc2.bias, stack[layer].fc2.bias)
-    with pytest.raises(ValueError, match="block must have width d=8"):
+    with pytest.raises(ValueError, match="block must be a block of width d=8"):
         stream.load(make_stack(1, 4)[0], 0)
     with pytest.raises(ValueError, match="layer"):
         stream.load(block, -1)

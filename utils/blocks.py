@@ -20,34 +20,44 @@ import numpy as np
 import torch
 from torch import nn
 
-from .validation import check_choice, check_float, check_int
+from .validation import (check_bool, check_choice, check_cost, check_figure, check_float, check_int, check_module,
+                         check_tensor, invalid)
 
 NORM_POSITIONS = ("pre", "post")
 REZERO = "rezero"
 
 
+def block_numbers(d: int) -> int:
+    """How many numbers (weights and biases) one block of width ``d`` holds: a LayerNorm
+    (2d) and Linear(d, 4d) and Linear(4d, d) (8d^2 + 5d). Sizes the memory checks."""
+    return 8 * d * d + 7 * d
+
+
+def _stack_cost(depth: int, d: int) -> tuple[float, float]:
+    """Bytes (float32 weights) and operations (one draw per weight) of a stack's build."""
+    numbers = depth * block_numbers(d)
+    return 4.0 * numbers, float(numbers)
+
+
 def _check_d(d) -> int:
-    return check_int("d", d, minimum=1)
+    d = check_int("d", d, minimum=1)
+    check_cost({"d": d}, lambda d: _stack_cost(1, d), what="the weights of one block")
+    return d
 
 
 def _check_input(x, d: int) -> None:
     """Fail with a clear message before torch fails with a shape error deep inside."""
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"x must be a torch.Tensor of shape (..., {d}), got {type(x).__name__}")
-    if x.ndim == 0 or x.shape[-1] != d:
-        raise ValueError(f"x must have last dimension d={d} (the block's width), got shape {tuple(x.shape)}")
-    if not torch.is_floating_point(x):
-        raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}; use x.float()")
+    check_tensor("x", x, last_dim=d, shape_text=f"(..., d) with last dimension d={d}")
 
 
 def check_scale(scale):
     """Return ``scale`` as a float, or the string ``"rezero"``; raise otherwise."""
     if isinstance(scale, str):
         if scale.lower() != REZERO:
-            raise ValueError(f"scale must be a number or 'rezero', got {scale!r}")
+            raise invalid("scale", "a number or 'rezero'", scale)
         return REZERO
     if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
-        raise TypeError(f"scale must be a number or 'rezero', got {type(scale).__name__} {scale!r}")
+        raise invalid("scale", "a number or 'rezero'", scale, error=TypeError)
     return check_float("scale", scale)
 
 
@@ -120,9 +130,7 @@ def make_block(d: int, *, residual: bool = True, norm: str = "pre", scale=1.0) -
     """One block: ``ResidualBlock(d, norm, scale)`` or, with ``residual=False``,
     ``PlainBlock(d)`` (a plain block has no skip path, so ``norm`` and ``scale`` are
     checked but do not apply)."""
-    if not isinstance(residual, bool):
-        raise TypeError(f"residual must be True or False, got {type(residual).__name__} {residual!r}")
-    if residual:
+    if check_bool("residual", residual):
         return ResidualBlock(d, norm=norm, scale=scale)
     check_choice("norm", norm, NORM_POSITIONS)
     check_scale(scale)
@@ -133,7 +141,10 @@ def make_stack(depth: int, d: int, *, residual: bool = True, norm: str = "pre", 
     """``depth`` blocks of width ``d`` in sequence, built in order (seed torch first for
     a reproducible stack). The stack every depth experiment in the course uses."""
     depth = check_int("depth", depth, minimum=1)
-    _check_d(d)
+    check_cost({"depth": depth, "d": _check_d(d)}, _stack_cost, what="the weights of every block")
+    check_bool("residual", residual)
+    check_choice("norm", norm, NORM_POSITIONS)
+    check_scale(scale)
     return nn.Sequential(*(make_block(d, residual=residual, norm=norm, scale=scale) for _ in range(depth)))
 
 
@@ -143,10 +154,8 @@ def output_stats(block: nn.Module, x: torch.Tensor) -> dict:
     """What one block does to ``x``: mean and (unbiased) std of input and output over all
     entries, the relative change ||y - x|| / ||x||, and the largest deviation of any
     token's feature mean from 0 and of its (biased, as LayerNorm uses) std from 1."""
-    if not isinstance(block, nn.Module):
-        raise TypeError(f"block must be a torch.nn.Module, got {type(block).__name__}")
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    check_module("block", block)
+    check_tensor("x", x, last_dim=getattr(block, "d", None))
     with torch.no_grad():
         y = block(x)
         return {
@@ -193,8 +202,8 @@ def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False)
 
     from . import plotting
 
-    if not isinstance(rezero, bool):
-        raise TypeError(f"rezero must be True or False, got {type(rezero).__name__}")
+    check_figure("fig", fig)
+    check_bool("rezero", rezero)
     norm = check_choice("norm", norm, NORM_POSITIONS)
     scale = REZERO if rezero else check_scale(scale)
     xs, ys, stats = _demo_result(norm, scale)
@@ -227,10 +236,15 @@ def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False)
 
 
 def make_block_panel(norm: str = "pre", scale: float = 1.0, rezero: bool = False):
-    """Notebook 04's widget: norm position, fixed scale, ReZero (which greys out the scale)."""
+    """Notebook 04's widget: norm position, fixed scale, ReZero (which greys out the scale).
+    The defaults are checked first: a slider would silently clip a scale outside 0-3."""
     import ipywidgets as widgets
 
     from .widgets import LivePlot
+
+    check_choice("norm", norm, NORM_POSITIONS)
+    check_float("scale", scale, minimum=0.0, maximum=3.0)
+    check_bool("rezero", rezero)
 
     controls = {
         "norm": widgets.ToggleButtons(options=[("pre-norm", "pre"), ("post-norm", "post")], value=norm,

@@ -23,8 +23,9 @@ from matplotlib import ticker
 from torch import nn
 
 from . import plotting
-from .blocks import REZERO, check_scale, make_block, make_stack
-from .validation import check_choice, check_int
+from .blocks import NORM_POSITIONS, REZERO, block_numbers, check_scale, make_block, make_stack
+from .validation import (check_bool, check_choice, check_cost, check_figure, check_int, check_module,
+                         check_sequence, check_tensor, invalid)
 
 METRICS = ("output_norm", "gradient_norm", "output_mean", "output_std")
 
@@ -59,9 +60,8 @@ def output_metrics(stack: nn.Module, x: torch.Tensor) -> dict:
     """The four numbers of the published table for one stack and input, with loss =
     output.sum(): output_norm, gradient_norm (of the loss with respect to ``x``),
     output_mean and output_std (torch's default, unbiased)."""
-    if not isinstance(stack, nn.Module):
-        raise TypeError(f"stack must be a torch.nn.Module, got {type(stack).__name__}")
-    _check_tokens("x", x)
+    check_module("stack", stack)
+    check_tensor("x", x)
     x = x.detach().clone().requires_grad_(True)
     y = stack(x)
     (grad,) = torch.autograd.grad(y.sum(), x)
@@ -82,9 +82,15 @@ def format_table(results: dict, *, reference: dict | None = None) -> str:
     outputs); with ``reference`` (e.g. ``PUBLISHED``) each value is followed by the
     published one."""
     columns = ("plain", "residual")
-    for column in columns:
-        if column not in results:
-            raise ValueError(f"results must have keys 'plain' and 'residual', got {sorted(results)}")
+    for name, table in (("results", results), ("reference", reference)):
+        if table is None and name == "reference":
+            continue
+        if not isinstance(table, dict):
+            raise invalid(name, "a dict with keys 'plain' and 'residual' (see published_comparison)", table,
+                          error=TypeError)
+        if any(not isinstance(table.get(column), dict) or set(METRICS) - set(table[column]) for column in columns):
+            raise invalid(name, f"a dict with keys 'plain' and 'residual', each holding {', '.join(METRICS)}",
+                          sorted(map(str, table)))
     header = f"{'metric':<15}" + "".join(f"{c:>22}" for c in columns)
     lines = [header, "-" * len(header)]
     for metric in METRICS:
@@ -114,6 +120,17 @@ class LayerProfile:
     act_mean: np.ndarray
     act_std: np.ndarray
 
+    def __post_init__(self):
+        for name in ("grad_norm", "act_mean", "act_std"):  # inf and NaN may stand for an overflow
+            value = getattr(self, name)
+            if not isinstance(value, (np.ndarray, list, tuple)) or np.asarray(value).dtype.kind not in "iuf":
+                raise invalid(name, "a 1-D array of numbers, one per layer", value, error=TypeError)
+            array = np.asarray(value, dtype=np.float64)
+            if array.ndim != 1 or len(array) < 2 or len(array) != len(np.asarray(self.grad_norm)):
+                raise invalid(name, "a 1-D array with one number per layer (depth + 1 >= 2, the same length "
+                              "as grad_norm)", array)
+            object.__setattr__(self, name, array)
+
     @property
     def depth(self) -> int:
         """Number of blocks."""
@@ -127,13 +144,6 @@ class LayerProfile:
             return self.grad_norm / self.grad_norm[-1]
 
 
-def _check_tokens(name: str, x) -> None:
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
-    if not torch.is_floating_point(x):
-        raise TypeError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
-
-
 def _stats(x: torch.Tensor) -> tuple[float, float]:
     return float(x.mean()), float(x.std())
 
@@ -143,15 +153,16 @@ def profile_stack(stack: nn.Sequential, x: torch.Tensor, upstream: torch.Tensor 
     ``(output * upstream).sum()`` (``upstream=None`` means all ones: loss = output.sum(),
     as in the published table) and return the ``LayerProfile``. ``x`` is not modified."""
     if not isinstance(stack, nn.Sequential) or len(stack) == 0:
-        raise TypeError(f"stack must be a non-empty nn.Sequential (see blocks.make_stack), got {type(stack).__name__}")
-    _check_tokens("x", x)
+        raise invalid("stack", "a non-empty nn.Sequential (see blocks.make_stack)", stack, error=TypeError)
+    check_tensor("x", x)
+    if upstream is not None:
+        check_tensor("upstream", upstream)
     activations = [x.detach().clone().requires_grad_(True)]
     for block in stack:
         activations.append(block(activations[-1]))
     output = activations[-1]
     if upstream is None:
         upstream = torch.ones_like(output)
-    _check_tokens("upstream", upstream)
     if upstream.shape != output.shape:
         raise ValueError(f"upstream must have the output's shape {tuple(output.shape)}, got {tuple(upstream.shape)}")
     grads = torch.autograd.grad((output * upstream).sum(), activations)  # no weight gradients needed
@@ -174,6 +185,9 @@ class WeightStream:
         self.d = check_int("d", d, minimum=1)
         self.seed = check_int("seed", seed, minimum=0)
         self.cache_layers = check_int("cache_layers", cache_layers, minimum=0)
+        check_cost({"cache_layers": self.cache_layers, "d": self.d},
+                   lambda cache_layers, d: (8.0 * (cache_layers + 2) * block_numbers(d), 0.0),
+                   what="the weights of the cached layers")
         self._generator = torch.Generator().manual_seed(self.seed)
         self._states = [self._generator.get_state()]  # _states[l]: state before layer l is drawn
         self._cache: dict[int, tuple[torch.Tensor, ...]] = {}
@@ -208,7 +222,9 @@ class WeightStream:
         ``layer`` (0 = first block)."""
         layer = check_int("layer", layer, minimum=0)
         if getattr(block, "d", None) != self.d:
-            raise ValueError(f"block must have width d={self.d}, got {getattr(block, 'd', None)}")
+            raise invalid("block", f"a block of width d={self.d}", block)
+        check_cost({"layer": layer, "d": self.d}, lambda layer, d: (0.0, (layer + 1.0) * block_numbers(d)),
+                   what="drawing the weights of every layer up to it")
         if layer in self._cache:
             for target, value in zip(self._parameters_of(block), self._cache[layer]):
                 target.copy_(value)
@@ -218,6 +234,14 @@ class WeightStream:
         self._draw(block, layer)
 
 
+def _profile_cost(depth: int, d: int, tokens: int, *, itemsize: int) -> tuple[float, float]:
+    """Bytes and operations of a streamed measurement: one activation per layer, one block
+    (and a scratch copy), and per layer two weight draws and a forward and backward pass."""
+    nbytes = itemsize * ((depth + 5.0) * tokens * d + 2.0 * block_numbers(d))
+    operations = depth * (2.0 * block_numbers(d) + 3.0 * tokens * block_numbers(d))
+    return nbytes, operations
+
+
 def probe(tokens: int, d: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """The input ``x`` and the upstream gradient ``g`` (both standard normal, shape
     ``(tokens, d)``) that ``streamed_profile`` uses: drawn from their own generator seeded
@@ -225,6 +249,8 @@ def probe(tokens: int, d: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     tokens = check_int("tokens", tokens, minimum=1)
     d = check_int("d", d, minimum=1)
     seed = check_int("seed", seed, minimum=0)
+    check_cost({"tokens": tokens, "d": d}, lambda tokens, d: (8.0 * tokens * d, 2.0 * tokens * d),
+               what="the input and the upstream gradient")
     generator = torch.Generator().manual_seed(seed + 1)
     x = torch.randn(tokens, d, generator=generator)
     g = torch.randn(tokens, d, generator=generator)
@@ -245,7 +271,17 @@ def streamed_profile(depth: int, d: int = 128, *, residual: bool = True, norm: s
     Non-finite values (overflow) are kept as inf/NaN so a plot can show them."""
     depth = check_int("depth", depth, minimum=1)
     if dtype not in (torch.float32, torch.float64):
-        raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
+        raise invalid("dtype", "torch.float32 or torch.float64", dtype)
+    d, tokens = check_int("d", d, minimum=1), check_int("tokens", tokens, minimum=1)
+    check_bool("residual", residual)
+    check_choice("norm", norm, NORM_POSITIONS)
+    check_scale(scale)
+    if weights is not None and not isinstance(weights, WeightStream):
+        raise invalid("weights", "a WeightStream or None", weights, error=TypeError)
+    itemsize = 4 if dtype == torch.float32 else 8
+    check_cost({"depth": depth, "d": d, "tokens": tokens},
+               lambda depth, d, tokens: _profile_cost(depth, d, tokens, itemsize=itemsize),
+               what="the activations of every layer and the weight draws")
     x, g = probe(tokens, d, seed)
     x, g = x.to(dtype), g.to(dtype)
     if weights is None:
@@ -287,10 +323,17 @@ def depth_sweep(depths, *, d: int = 128, norm: str = "pre", scale=1.0, tokens: i
     draws. Returns ``{"plain": [LayerProfile, ...], "residual": [...]}`` in the order of
     ``depths``; ``progress`` (a utils.progress.Progress with ``2 * max(depths)`` steps)
     advances once per block forward and once per block backward."""
-    depths = [check_int("depths[]", depth, minimum=1) for depth in depths]
-    if not depths:
-        raise ValueError("depths must list at least one depth, e.g. [10, 100, 1000]")
+    depths = [check_int("depths[]", depth, minimum=1) for depth in check_sequence("depths", depths, what="depths")]
     deepest = max(depths)
+    d, tokens = check_int("d", d, minimum=1), check_int("tokens", tokens, minimum=1)
+    check_choice("norm", norm, NORM_POSITIONS)
+    check_scale(scale)
+    if progress is not None and not hasattr(progress, "advance"):
+        raise invalid("progress", "a utils.progress.Progress or None", progress, error=TypeError)
+    chains = len(set(depths))  # plain and residual carry one gradient per depth side by side
+    check_cost({"depths": deepest, "d": d, "tokens": tokens},
+               lambda depths, d, tokens: _profile_cost(depths, d, 2 * chains * tokens, itemsize=4),
+               what="the activations of every layer and the weight draws")
     x, g = probe(tokens, d, seed)
     weights = WeightStream(d, seed)
     with torch.random.fork_rng(devices=[]):
@@ -359,10 +402,11 @@ def widget_profile(depth: int, residual: bool, norm: str, scale) -> LayerProfile
     """The widget's measurement (width 128, 16 tokens, seed 0), cached per configuration.
     A plain stack has no norm position or scale, so those do not enter its cache key."""
     depth = check_int("depth", depth, minimum=1)
-    if not isinstance(residual, bool):
-        raise TypeError(f"residual must be True or False, got {type(residual).__name__}")
-    norm = check_choice("norm", norm, ("pre", "post"))
+    check_bool("residual", residual)
+    norm = check_choice("norm", norm, NORM_POSITIONS)
     scale = check_scale(scale)
+    check_cost({"depth": depth}, lambda depth: _profile_cost(depth, WIDGET_D, WIDGET_TOKENS, itemsize=4),
+               what="the activations of every layer and the weight draws")
     if not residual:
         norm, scale = "pre", 1.0
     return _cached_profile(depth, residual, norm, scale)
@@ -370,9 +414,10 @@ def widget_profile(depth: int, residual: bool, norm: str, scale) -> LayerProfile
 
 def describe(residual: bool, norm: str, scale) -> str:
     """A short name of one configuration, e.g. 'residual, pre-norm, scale 1.0'."""
-    if not residual:
-        return "plain (no skip path; norm position and scale do not apply)"
+    check_choice("norm", norm, NORM_POSITIONS)
     scale = check_scale(scale)
+    if not check_bool("residual", residual):
+        return "plain (no skip path; norm position and scale do not apply)"
     scale_text = "ReZero (alpha = 0 at init)" if scale == REZERO else f"scale {scale:g}"
     return f"residual, {norm}-norm, {scale_text}"
 
@@ -380,10 +425,15 @@ def describe(residual: bool, norm: str, scale) -> str:
 def summary_text(profile: LayerProfile, residual: bool, norm: str, scale) -> str:
     """The widget's small table: gradient and activation numbers of one profile, with a
     note where a number has a special meaning (identity at init, overflow)."""
+    if not isinstance(profile, LayerProfile):
+        raise invalid("profile", "a LayerProfile (from widget_profile or streamed_profile)", profile,
+                      error=TypeError)
+    configuration = describe(residual, norm, scale)
+    scale = check_scale(scale)
     gain = profile.gain
     finite = np.isfinite(profile.grad_norm).all() and np.isfinite(profile.act_std).all()
     rows = [
-        ("configuration", describe(residual, norm, scale)),
+        ("configuration", configuration),
         ("blocks", f"{profile.depth}"),
         ("grad norm at output", f"{profile.grad_norm[-1]:.4g}"),
         ("grad norm at input", f"{profile.grad_norm[0]:.4g}"),
@@ -434,6 +484,7 @@ def _plain_log_ticks(ax, values) -> None:
 def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = "pre", scale=1.0) -> str:
     """Widget draw function: the gradient gain at every layer of one configuration (log
     axis, under/overflow marked); returns the summary table (with activation stds)."""
+    check_figure("fig", fig)
     profile = widget_profile(depth, residual, norm, scale)
     color = plotting.RESIDUAL_COLOR if residual else plotting.PLAIN_COLOR
     # Fixed margins, few ticks with plain labels and a fixed title position: constrained
@@ -457,10 +508,16 @@ def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = 
 
 def make_panel(depth: int = 30, residual: bool = True, norm: str = "pre", scale=1.0):
     """Notebook 05's widget: depth (10-1000, redraws on release), residual on/off, norm
-    position and scale; norm and scale are greyed out for a plain stack."""
+    position and scale; norm and scale are greyed out for a plain stack. The defaults are
+    checked first: a slider would silently clip a depth outside 10-1000."""
     import ipywidgets as widgets
 
     from .widgets import LivePlot
+
+    check_int("depth", depth, minimum=10, maximum=1000)
+    check_bool("residual", residual)
+    check_choice("norm", norm, NORM_POSITIONS)
+    scale = check_choice("scale", check_scale(scale), [value for _, value in SCALE_CHOICES])
 
     controls = {
         "depth": widgets.IntSlider(value=depth, min=10, max=1000, step=10, description="depth",

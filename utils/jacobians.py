@@ -13,7 +13,7 @@ from matplotlib.ticker import MaxNLocator
 from .numpy_block import forward
 from .plotting import (PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, legend_below, plot_log_safe, reuse_axes,
                        tidy_log_yaxis, use_fixed_margins)
-from .slopes import MAX_DEPTH, format_table, plotted_depths
+from .slopes import MAX_DEPTH, plotted_depths, text_table
 
 FIGURE_SIZE = {"width": 10.0, "height": 5.0}  # notebook 03's widget pictures: two panels, legend below
 from .validation import check_array, check_float, check_int
@@ -279,4 +279,4 @@ def drift_table(depths=(10, 50, 200, 1000), scales=(0.01, 0.1, 1.0), *, dim=16, 
                 layer_jacobians(matrices, scale=scale, residual=residual), depths=[depth])
             cells.append(f"{format_log10(smallest[0])} to {format_log10(largest[0])}")
         rows.append(cells)
-    return format_table(header, rows)
+    return text_table(header, rows)

@@ -45,7 +45,7 @@ def format_residual(value: float) -> str:
     return f"{value:.2f}" if 0.01 <= abs(value) < 1e4 else f"{value:.2g}"
 
 
-def format_table(header, rows) -> str:
+def text_table(header, rows) -> str:
     """Lay out ``rows`` (lists of strings) under ``header`` as a right-aligned text
     table: stable plain text that nbval can compare exactly."""
     if not isinstance(header, (list, tuple)) or not all(isinstance(cell, str) for cell in header):
@@ -77,7 +77,7 @@ def slope_table(depths=(1, 10, 20), *, plain_slope=0.5, edit=0.05) -> str:
         rows.append([str(depth), format_plain(slope_products(plain_slope, depth)[-1]),
                      format_residual(slope_products(1 + edit, depth)[-1]),
                      format_residual(slope_products(1 - edit, depth)[-1])])
-    return format_table(header, rows)
+    return text_table(header, rows)
 
 
 def factor_from_one(value) -> str:
