@@ -39,13 +39,19 @@ KINDS = {
 }
 
 # Seconds one call may take, a valid one included (the valid examples are small).
-TIME_LIMIT = 5.0
+TIME_LIMIT = 10.0
 
 # Modules the walk leaves out, and why.
 EXEMPT_MODULES = {
     # The checks themselves: their ``value`` takes anything by design, and ``name`` is the
     # caller's own text. tests/test_validation.py tests them one by one.
     "utils.validation": "tested in tests/test_validation.py",
+}
+
+# Classes the walk leaves out, and why.
+EXEMPT_CALLABLES = {
+    # A NamedTuple of results that forward() fills in; nothing is computed from its fields.
+    "utils.numpy_block.BlockSteps": "a record of forward()'s results",
 }
 
 # Parameters that mean the same in every function.
@@ -58,6 +64,7 @@ ACCEPTS_BY_NAME = {
 
 # function -> parameter -> the kinds it rightly accepts (space-separated), with the reason.
 ACCEPTS = {
+    "utils.blocks.block_numbers": {"d": "huge"},  # a formula, nothing is allocated
     "utils.blocks.check_scale": {"scale": "negative zero huge"},  # any finite branch scale
     "utils.blocks.ResidualBlock": {"scale": "negative zero huge"},
     "utils.blocks.make_block": {"scale": "negative zero huge"},
@@ -73,7 +80,6 @@ ACCEPTS = {
     "utils.jacobians.layer_jacobians": {"scale": "negative zero huge"},
     "utils.jacobians.draw_jacobian_products": {"scale": "negative zero huge"},
     "utils.jacobians.format_log10": {"log10_value": "negative zero huge"},  # 10**-1, 1, 10**1e9 print fine
-    "utils.jacobians.power_of_ten": {"log10_values": "negative zero huge"},  # under/overflow to 0 or inf is the point
     "utils.slopes.slope_products": {"slope": "negative zero huge"},  # vanishing and exploding products are the lesson
     "utils.slopes.slope_table": {"plain_slope": "negative zero huge", "edit": "zero huge"},
     "utils.slopes.draw_slope_products": {"plain_slope": "negative zero huge", "edit": "zero huge"},
@@ -83,10 +89,19 @@ ACCEPTS = {
     "utils.slopes.plotted_depths": {"points": "huge"},  # more points than depths: every depth is drawn
     "utils.recipes.deepnorm_constants": {"layers": "huge"},  # a formula, nothing is allocated
     "utils.recipes.NormFreeBlock": {"multiplier": "negative zero huge", "gain": "negative zero huge"},
-    "utils.recipes.plot_losses": {"losses": "array3d"},
-    "utils.plotting.log_safe": {"values": "negative zero nan inf huge array3d", "floor": "zero"},
-    "utils.plotting.plot_log_safe": {"values": "negative zero nan inf huge", "x": "negative zero huge"},
-    "utils.shattered.input_gradient_curve": {"low": "negative zero"},
+    "utils.plotting.log_safe": {"values": "negative zero nan inf huge array3d", "floor": "zero huge",
+                                "ceiling": "huge"},  # any magnitudes; any clipping range
+    "utils.plotting.use_fixed_margins": {"left": "zero", "bottom": "zero"},  # no margin
+    "utils.plotting.legend_below": {"xlabel_inches": "zero"},  # no x label under the axes
+    "utils.shattered.input_gradient_curve": {"low": "negative zero", "high": "negative zero huge"},
+    "utils.blocks.make_block_panel": {"scale": "zero"},  # the slider's left end
+    "utils.data.DigitsSplit": {"n_classes": "huge"},  # a count of labels, nothing is allocated
+    "utils.jacobians.power_of_ten": {"log10_values": "negative zero huge array3d"},
+    "utils.lesion.path_length_counts": {"n_blocks": "zero"},  # no block: one path, the skip
+    "utils.lesion.random_lesion_accuracies": {"k": "zero"},  # delete nothing: the intact accuracy
+    "utils.numpy_block.relu": {"z": "negative zero huge array3d"},  # entry by entry, any shape
+    "utils.progress.Progress": {"total": "huge"},  # a counter, nothing is allocated
+    "utils.recipes.branches": {"depth": "huge"},  # a formula
     "utils.training.train": {"lr": "zero huge", "momentum": "zero"},  # a diverging run is a result to show
 }
 
@@ -198,6 +213,7 @@ def _deep_mlp_parts():
 # Parameters not listed take their defaults.
 VALID = {
     "utils.blocks.check_scale": lambda: dict(scale=1.0),
+    "utils.blocks.block_numbers": lambda: dict(d=8),
     "utils.blocks.ResidualBlock": lambda: dict(d=8),
     "utils.blocks.PlainBlock": lambda: dict(d=8),
     "utils.blocks.make_block": lambda: dict(d=8),
@@ -244,8 +260,6 @@ VALID = {
                                   block_layers=2),
     "utils.mlp.make_mlp": lambda: dict(architecture="plain", depth=4, width=8),
     "utils.mlp.weight_layers": lambda: dict(model=_mlp()),
-    "utils.numpy_block.BlockSteps": lambda: dict(pre=np.ones(2), hidden=np.ones(2), branch=np.ones(2), skip=np.ones(2),
-                                                 y=np.full(2, 2.0)),
     "utils.numpy_block.relu": lambda: dict(z=[-1.0, 2.0]),
     "utils.numpy_block.forward": lambda: dict(x=[1.0, -1.0], w1=np.eye(2), w2=np.eye(2)),
     "utils.plotting.reuse_axes": lambda: dict(fig=_figure(), build=lambda fig: fig.subplots()),
@@ -313,7 +327,7 @@ def public_callables() -> dict:
         for name, value in vars(module).items():
             if name.startswith("_") or getattr(value, "__module__", None) != module.__name__:
                 continue
-            if inspect.isfunction(value) or inspect.isclass(value):
+            if (inspect.isfunction(value) or inspect.isclass(value)) and f"{module.__name__}.{name}" not in EXEMPT_CALLABLES:
                 found[f"{module.__name__}.{name}"] = value
     return found
 
@@ -328,8 +342,9 @@ def accepted_kinds(qualified_name: str, parameter: inspect.Parameter) -> set[str
     """The kinds of value that ``parameter`` of the function rightly accepts."""
     kinds = set(ACCEPTS.get(qualified_name, {}).get(parameter.name, "").split())
     kinds |= set(ACCEPTS_BY_NAME.get(parameter.name, "").split())
-    if parameter.default is None:
-        kinds.add("none")
+    kinds |= {kind for kind, value in KINDS.items()  # its own default value, e.g. None or 0
+              if parameter.default is not parameter.empty and type(parameter.default) is type(value)
+              and not isinstance(value, np.ndarray) and parameter.default == value}
     return kinds
 
 

@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import api_contract as contract
+import ipywidgets  # noqa: F401 - imported here so the time limit measures calls, not first imports
+import sklearn.model_selection  # noqa: F401
 from utils.validation import describe
 
 CALLABLES = contract.public_callables()

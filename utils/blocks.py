@@ -30,6 +30,7 @@ REZERO = "rezero"
 def block_numbers(d: int) -> int:
     """How many numbers (weights and biases) one block of width ``d`` holds: a LayerNorm
     (2d) and Linear(d, 4d) and Linear(4d, d) (8d^2 + 5d). Sizes the memory checks."""
+    d = check_int("d", d, minimum=1)
     return 8 * d * d + 7 * d
 
 

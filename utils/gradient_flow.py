@@ -270,7 +270,7 @@ def streamed_profile(depth: int, d: int = 128, *, residual: bool = True, norm: s
     ``dtype=torch.float64`` to redo the arithmetic in double precision (same weights).
     Non-finite values (overflow) are kept as inf/NaN so a plot can show them."""
     depth = check_int("depth", depth, minimum=1)
-    if dtype not in (torch.float32, torch.float64):
+    if not any(dtype is allowed for allowed in (torch.float32, torch.float64)):
         raise invalid("dtype", "torch.float32 or torch.float64", dtype)
     d, tokens = check_int("d", d, minimum=1), check_int("tokens", tokens, minimum=1)
     check_bool("residual", residual)

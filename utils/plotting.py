@@ -11,7 +11,7 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from .validation import check_float, check_int
+from .validation import check_axes, check_bool, check_callable, check_figure, check_float, check_int, check_text, invalid
 
 # Okabe-Ito palette (Okabe & Ito 2008), safe for the common colour-vision deficiencies.
 PLAIN_COLOR = "#D55E00"  # vermillion: every plain (no skip path) curve in the course
@@ -70,10 +70,8 @@ def reuse_axes(fig: Figure, build):
     so the redraw skips re-creating the axes and their ticks: a third of a redraw of
     notebook 03's two panels. The picture is the one a fresh figure gives (tested pixel
     for pixel), and ``LivePlot`` leaves such a figure uncleared between redraws."""
-    if not isinstance(fig, Figure):
-        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
-    if not callable(build):
-        raise TypeError(f"build must be a function build(fig) -> axes, got {type(build).__name__}")
+    check_figure("fig", fig)
+    check_callable("build", build, what="a function build(fig) -> axes")
     if reuses_axes(fig) and fig._course_reused_axes["build"] is build.__code__:
         kept = fig._course_reused_axes
         for ax in kept["all"]:
@@ -90,6 +88,7 @@ def reuse_axes(fig: Figure, build):
 
 def reuses_axes(fig: Figure) -> bool:
     """Whether ``fig``'s axes came from ``reuse_axes`` (a redraw then must not clear it)."""
+    check_figure("fig", fig)
     kept = getattr(fig, "_course_reused_axes", None)
     return kept is not None and fig.axes == kept["all"]
 
@@ -115,8 +114,7 @@ def use_fixed_margins(fig: Figure, *, left: float = 0.1, right: float = 0.97, bo
     """Switch ``fig`` from constrained layout to fixed margins (fractions of the figure):
     a widget's redraw then takes about half the time, since constrained layout measures
     every label once more before drawing."""
-    if not isinstance(fig, Figure):
-        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    check_figure("fig", fig)
     for name, value in (("left", left), ("right", right), ("bottom", bottom), ("top", top)):
         check_float(name, value, minimum=0.0, maximum=1.0)
     if not (left < right and bottom < top):
@@ -132,8 +130,7 @@ def legend_below(fig: Figure, *, ncols: int = 2, fontsize: float = 8.0, xlabel_i
     costs about half the width; one inside may hide a curve at some widget setting; below,
     the data keeps the whole width and nothing is covered. For fixed-margin figures
     (call use_fixed_margins first)."""
-    if not isinstance(fig, Figure):
-        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    check_figure("fig", fig)
     ncols = check_int("ncols", ncols, minimum=1, maximum=6)
     fontsize = check_float("fontsize", fontsize, minimum=4.0, maximum=30.0)
     xlabel_inches = check_float("xlabel_inches", xlabel_inches, minimum=0.0, maximum=3.0)
@@ -159,6 +156,8 @@ def tidy_log_yaxis(ax, *, max_ticks: int = 7, exponent_labels: bool = False) -> 
     Call it after the y limits are final."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, LogFormatter, NullLocator
 
+    check_axes("ax", ax)
+    check_bool("exponent_labels", exponent_labels)
     max_ticks = check_int("max_ticks", max_ticks, minimum=2, maximum=20)
     if ax.get_yscale() != "log":
         raise ValueError("ax must have a log y axis (ax.set_yscale('log')) before tidy_log_yaxis")
@@ -184,8 +183,7 @@ def tidy_log_yaxis(ax, *, max_ticks: int = 7, exponent_labels: bool = False) -> 
 
 def figure_png(fig: Figure) -> bytes:
     """Render ``fig`` to PNG bytes (what the notebook stores and the browser shows)."""
-    if not isinstance(fig, Figure):
-        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    check_figure("fig", fig)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")
     return buffer.getvalue()
@@ -195,8 +193,7 @@ def figure_svg(fig: Figure) -> str:
     """Render ``fig`` as SVG text: what a widget sends on each move. Vector output skips
     rasterizing and PNG encoding (about a third of a redraw) and stays sharp on any screen;
     text is drawn as paths, so it looks the same as in the stored PNGs."""
-    if not isinstance(fig, Figure):
-        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    check_figure("fig", fig)
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg")
     return buffer.getvalue()
@@ -221,7 +218,12 @@ def log_safe(values, *, floor: float = LOG_FLOOR, ceiling: float = LOG_CEILING):
     ceiling = check_float("ceiling", ceiling)
     if not floor < ceiling:
         raise ValueError(f"floor must be below ceiling, got floor={floor}, ceiling={ceiling}")
-    array = np.abs(np.asarray(values, dtype=np.float64))
+    if values is None or isinstance(values, (str, bytes)):
+        raise invalid("values", "numbers (an array or a list)", values, error=TypeError)
+    try:
+        array = np.abs(np.asarray(values, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise invalid("values", "numbers (an array or a list)", values, error=TypeError) from None
     with np.errstate(invalid="ignore"):
         underflow = array < floor
         overflow = array > ceiling  # inf counts as overflow
@@ -233,6 +235,9 @@ def plot_log_safe(ax, x, values, *, color: str, label: str, **line_kwargs) -> tu
     """Draw ``|values|`` against ``x`` on ``ax`` with a log y axis, marking clipped points:
     an open triangle down where the value underflowed, up where it overflowed. Returns
     the number of underflowed and overflowed points, so a caption can say so."""
+    check_axes("ax", ax)
+    check_text("color", color)
+    check_text("label", label)
     clipped, underflow, overflow = log_safe(values)
     x = np.asarray(x)
     if x.shape != clipped.shape:
@@ -252,7 +257,9 @@ def render(draw, *, width: float = 7.0, height: float = 4.0, **params) -> None:
     """Draw one picture with ``draw(fig, **params)``, show it and print the text it
     returns: the static picture of a widget's default state. Returns None, so a notebook
     cell ending in it stores nothing extra (nbval ignores a trailing ``;``)."""
-    fig = Figure(figsize=(check_float("width", width, minimum=1), check_float("height", height, minimum=1)),
+    check_callable("draw", draw, what="a function draw(fig, **params) -> text")
+    fig = Figure(figsize=(check_float("width", width, minimum=1, maximum=30),
+                          check_float("height", height, minimum=1, maximum=30)),
                  layout="constrained")
     text = draw(fig, **params)
     show(fig)

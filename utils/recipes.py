@@ -248,7 +248,7 @@ def draw_losses(fig, histories: dict) -> str:
     return "\n".join(notes)
 
 
-def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x=None) -> str:
+def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x) -> str:
     """The widget picture: forward RMS of the stream and backward RMS of the gradient
     through every block of a fresh ``build_deep_mlp(depth, recipe)``, on log axes with
     overflow marked, for the inputs ``x``. Returns a one-line summary."""

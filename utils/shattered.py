@@ -59,6 +59,7 @@ def input_gradient_curve(architecture: str, depth: int, *, width: int = 200, n_i
         raise ValueError(f"low must be below high, got low={low}, high={high}")
     depth = check_int("depth", depth, minimum=2)
     width = check_int("width", width, minimum=1)
+    seed = check_int("seed", seed, minimum=0)
     check_cost({"n_inputs": n_inputs, "depth": depth, "width": width},
                lambda n_inputs, depth, width: (4.0 * depth * width * (width + 4 * min(n_inputs, 4096)),
                                                4.0 * n_inputs * depth * width * width),

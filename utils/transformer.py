@@ -66,6 +66,7 @@ class AttentionSublayer(nn.Module):
 
     def __init__(self, d: int, heads: int, norm: str = "pre"):
         super().__init__()
+        d, heads = _check_width_and_heads(d, heads)
         self.norm_position = check_choice("norm", norm, NORM_POSITIONS)
         self.norm = nn.LayerNorm(d)
         self.attention = SelfAttention(d, heads)

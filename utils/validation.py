@@ -8,7 +8,6 @@ what it would need and the largest value the course accepts.
 """
 from __future__ import annotations
 
-import math
 import numbers
 import sys
 from collections.abc import Callable, Iterable
@@ -20,7 +19,7 @@ import numpy as np
 # operations (a multiply-add, a random draw) a second; five minutes of that is far more
 # than any cell of the course needs (the deepest one, 1000 blocks of width 128, needs
 # about 1e10) and far less than a typo like depth=10**9 would.
-MAX_BYTES = 2**30
+MAX_BYTES = 1e9
 OPERATIONS_PER_SECOND = 1e9
 MAX_OPERATIONS = 300 * OPERATIONS_PER_SECOND
 
@@ -251,12 +250,14 @@ def check_cost(sizes: dict, cost: Callable[..., tuple[float, float]], *, what: s
 
     if fits():
         return
+    # Blame the size furthest beyond what fits; one that cannot fit at all whatever its
+    # value (another size is too big) only when no size can be fixed on its own.
     blame, largest, worst = None, 0, -1.0
     for name, value in sizes.items():
         if value < 1:
             continue  # a size of 0 is never the one too big
         fitting = _largest_fitting(lambda n, name=name: fits(**{name: n}), value)
-        excess = value / fitting if fitting else math.inf
+        excess = value / fitting if fitting else 0.0
         if excess > worst:
             blame, largest, worst = name, fitting, excess
     nbytes, operations = cost(**sizes)
