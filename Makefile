@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8888
 PIP_EXTRA ?=
 
-.PHONY: lab test execute benchmark
+.PHONY: lab test test-backends execute benchmark screenshots
 
 # pip byte-compiles one file at a time; compileall -j 0 does it on every core (77 -> 56 s
 # here). Byte-compiling matters: with PYTHONDONTWRITEBYTECODE set (as on this machine and in
@@ -28,6 +28,16 @@ lab: $(STAMP)
 test: $(STAMP)
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
 	$(BIN)/python -m pytest -n 2 --nbval -p no:cacheprovider
+
+# The unit tests and nbval again under other numeric backends and thread counts
+# (scripts/backend_matrix.py): the stored outputs must hold on any CPU.
+test-backends: $(STAMP)
+	$(BIN)/python scripts/backend_matrix.py
+
+# Refresh the committed screenshots (README, docs/) from the browser test's latest run.
+screenshots: $(STAMP)
+	CI=true $(BIN)/python -m pytest -n 2 -p no:cacheprovider -m browser tests/test_browser.py
+	cp build/screenshots/*.png docs/screenshots/
 
 execute: $(STAMP)
 	$(BIN)/python scripts/execute_notebooks.py $(NOTEBOOKS)

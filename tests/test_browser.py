@@ -1,6 +1,8 @@
 """The course as a learner sees it: every notebook opened in JupyterLab in a real (headless)
 Chromium, run with "Run All", every widget rendered, and every LivePlot answering its
-controls. A screenshot of each notebook after run-all goes to docs/screenshots/.
+controls. A screenshot of each notebook after run-all goes to build/screenshots/ (not
+tracked, so a test run leaves the work tree clean); `make screenshots` copies them over
+the committed ones in docs/screenshots/.
 
 Needs Debian's Chromium at /usr/bin/chromium (``apt-get install -y chromium``) and Playwright
 for Python (requirements.txt); never ``playwright install``. Without Chromium the tests are
@@ -31,7 +33,7 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-SCREENSHOTS = ROOT / "docs" / "screenshots"
+SCREENSHOTS = ROOT / "build" / "screenshots"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
