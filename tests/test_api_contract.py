@@ -189,39 +189,33 @@ def feedback_problems(exercise, answer) -> list[str]:
     return problems
 
 
-class ReferenceExercise:
-    """The behaviour every exercise must have, as a stand-in, so this test runs (and tests
-    its own machinery) even before the first exercise exists: the answer is a function
-    f(x) = 2 x; anything else gets a failed feedback saying why."""
+def reference_exercise():
+    """An exercise with the behaviour every exercise must have, built with the course's
+    own machinery (utils.exercises.core), so this test runs, and tests that machinery, even
+    before the first notebook's exercises exist: the answer is a function double(x) = 2 x."""
+    from utils.exercises.core import Exercise, call, expect_close, require_function
 
-    class Feedback:
-        def __init__(self, passed: bool, message: str):
-            self.passed, self.message = passed, message
+    def checks(answer) -> str:
+        double = require_function(answer, "double", 1)
+        expect_close(call(double, 3.0, name="double", shown="x = 3.0"), 6.0, name="double", shown="x = 3.0")
+        return "double(3.0) = 6.0"
 
-    def check(self, answer):
-        if not callable(answer):
-            return self.Feedback(False, f"Hand in a function f(x), not {describe(answer)}.")
-        try:
-            value = answer(3.0)
-        except Exception as error:  # noqa: BLE001 - a learner's bug is feedback, not a crash
-            return self.Feedback(False, f"Your function raised {type(error).__name__}: {error}")
-        if isinstance(value, float) and value == 6.0:
-            return self.Feedback(True, "Right: f(3) = 6.")
-        return self.Feedback(False, f"f(3) should be 6, your function gave {describe(value)}.")
+    return Exercise("reference stand-in", checks, ["Return 2 * x."])
 
 
-EXERCISES = {"reference stand-in (tests/test_api_contract.py)": ReferenceExercise(), **contract.exercises()}
+EXERCISES = {"reference stand-in (tests/test_api_contract.py)": reference_exercise(), **contract.exercises()}
 
 
 def test_every_exercise_module_is_searched():
     folder = Path(__file__).resolve().parents[1] / "utils" / "exercises"
-    if folder.is_dir():
-        assert len(EXERCISES) > 1, "utils/exercises exists, but no Exercise object was found in it"
-    assert feedback_problems(ReferenceExercise(), lambda x: 2 * x) == ["passed is True, not False"]
+    notebooks = [path for path in folder.glob("*.py") if path.stem not in ("__init__", "core")]
+    if notebooks:
+        assert len(EXERCISES) > 1, f"{[p.name for p in notebooks]} hold no Exercise object at module level"
+    assert feedback_problems(reference_exercise(), lambda x: 2 * x) == ["passed is True, not False"]
 
 
 def test_a_checker_that_raises_is_caught():
-    class Broken(ReferenceExercise):
+    class Broken:
         def check(self, answer):
             return answer(3.0)  # raises for None, returns no Feedback otherwise
 
