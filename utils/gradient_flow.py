@@ -164,7 +164,7 @@ def profile_stack(stack: nn.Sequential, x: torch.Tensor, upstream: torch.Tensor 
     if upstream is None:
         upstream = torch.ones_like(output)
     if upstream.shape != output.shape:
-        raise ValueError(f"upstream must have the output's shape {tuple(output.shape)}, got {tuple(upstream.shape)}")
+        raise invalid("upstream", f"of the output's shape {tuple(output.shape)}", upstream)
     grads = torch.autograd.grad((output * upstream).sum(), activations)  # no weight gradients needed
     grads = [float(grad.norm()) for grad in grads]
     stats = np.array([_stats(a.detach()) for a in activations])
@@ -278,6 +278,9 @@ def streamed_profile(depth: int, d: int = 128, *, residual: bool = True, norm: s
     check_scale(scale)
     if weights is not None and not isinstance(weights, WeightStream):
         raise invalid("weights", "a WeightStream or None", weights, error=TypeError)
+    if weights is not None and (weights.d, weights.seed) != (d, seed):
+        raise invalid("weights", f"a WeightStream for d={d}, seed={seed}",
+                      fix=f"this one is for d={weights.d}, seed={weights.seed}")
     itemsize = 4 if dtype == torch.float32 else 8
     check_cost({"depth": depth, "d": d, "tokens": tokens},
                lambda depth, d, tokens: _profile_cost(depth, d, tokens, itemsize=itemsize),
@@ -286,11 +289,6 @@ def streamed_profile(depth: int, d: int = 128, *, residual: bool = True, norm: s
     x, g = x.to(dtype), g.to(dtype)
     if weights is None:
         weights = WeightStream(d, seed)
-    elif not isinstance(weights, WeightStream):
-        raise TypeError(f"weights must be a WeightStream or None, got {type(weights).__name__}")
-    elif (weights.d, weights.seed) != (d, seed):
-        raise ValueError(f"weights must be a WeightStream for d={d}, seed={seed}; "
-                         f"got d={weights.d}, seed={weights.seed}")
     # A template block of the right kind; built without touching the global random state.
     with torch.random.fork_rng(devices=[]):
         block = make_block(d, residual=residual, norm=norm, scale=scale).to(dtype)

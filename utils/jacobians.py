@@ -103,7 +103,7 @@ def layer_jacobians(matrices, *, scale, residual) -> np.ndarray:
     plain layers, I + s W for residual blocks, with s = ``scale`` the branch scale."""
     matrices = check_array("matrices", matrices, ndim=3)
     if matrices.shape[1] != matrices.shape[2]:
-        raise ValueError(f"matrices must be square, shape (depth, d, d), got {matrices.shape}")
+        raise invalid("matrices", "square, of shape (depth, d, d)", matrices)
     scale = check_float("scale", scale)
     check_bool("residual", residual)
     jacobians = scale * matrices
@@ -131,7 +131,7 @@ def product_singular_values(jacobians, depths=None):
     jacobians = check_array("jacobians", jacobians, ndim=3)
     depth, rows, cols = jacobians.shape
     if rows != cols:
-        raise ValueError(f"jacobians must be square, shape (depth, d, d), got {jacobians.shape}")
+        raise invalid("jacobians", "square, of shape (depth, d, d)", jacobians)
     depths = np.arange(1, depth + 1) if depths is None else np.asarray(
         [check_int("depths", k, minimum=1, maximum=depth) for k in check_sequence("depths", depths, what="depths")],
         dtype=int)
@@ -171,12 +171,12 @@ def format_log10(log10_value) -> str:
     """Print 10**``log10_value`` with two significant digits, even when it is far
     outside float64's range (e.g. 3.2e-412), and exactly 0 as 0."""
     if isinstance(log10_value, bool) or not isinstance(log10_value, (int, float, np.floating, np.integer)):
-        raise TypeError(f"log10_value must be a real number, got {type(log10_value).__name__}")
+        raise invalid("log10_value", "a real number", log10_value, error=TypeError)
     log10_value = float(log10_value)
     if log10_value == -np.inf:
         return "0"
     if not np.isfinite(log10_value):
-        raise ValueError(f"log10_value must be finite or -inf, got {log10_value}")
+        raise invalid("log10_value", "finite or -inf", log10_value)
     if -4 <= log10_value < 4:
         return f"{10 ** log10_value:.2g}"
     exponent = int(np.floor(log10_value))

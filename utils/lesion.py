@@ -16,7 +16,7 @@ from torch import nn
 
 from .mlp import MLP
 from .training import evaluate
-from .validation import check_choice, check_cost, check_int, check_module, check_sequence, check_tensor
+from .validation import check_choice, check_cost, check_int, check_module, check_sequence, check_tensor, invalid
 
 
 def path_length_counts(n_blocks: int) -> np.ndarray:
@@ -37,10 +37,9 @@ def _check_indices(name: str, indices, count: int, what: str) -> list[int]:
     checked = [check_int(name, i) for i in check_sequence(name, indices, what=f"{what} indices", allow_empty=True)]
     for i in checked:
         if not 0 <= i < count:
-            raise ValueError(f"{name} must hold {what} indices from 0 to {count - 1} (the model has {count} "
-                             f"{what}s), got {i}")
+            raise invalid(name, f"{what} indices from 0 to {count - 1} (the model has {count} {what}s)", i)
     if len(set(checked)) != len(checked):
-        raise ValueError(f"{name} must not repeat an index, got {checked}")
+        raise invalid(name, "indices without repeats", checked)
     return checked
 
 

@@ -217,7 +217,7 @@ def log_safe(values, *, floor: float = LOG_FLOOR, ceiling: float = LOG_CEILING):
     floor = check_float("floor", floor, minimum=0.0)
     ceiling = check_float("ceiling", ceiling)
     if not floor < ceiling:
-        raise ValueError(f"floor must be below ceiling, got floor={floor}, ceiling={ceiling}")
+        raise invalid("floor", f"below ceiling={ceiling}", floor)
     if values is None or isinstance(values, (str, bytes)):
         raise invalid("values", "numbers (an array or a list)", values, error=TypeError)
     try:
@@ -241,7 +241,7 @@ def plot_log_safe(ax, x, values, *, color: str, label: str, **line_kwargs) -> tu
     clipped, underflow, overflow = log_safe(values)
     x = np.asarray(x)
     if x.shape != clipped.shape:
-        raise ValueError(f"x and values must have the same shape, got {x.shape} and {clipped.shape}")
+        raise invalid("x", f"of the same shape as values {clipped.shape}", x)
     ax.plot(x, clipped, color=color, label=label, **line_kwargs)
     if underflow.any():
         ax.plot(x[underflow], clipped[underflow], "v", color=color, mfc="none", ms=7,

@@ -42,8 +42,7 @@ def branches(depth: int) -> int:
     """The number L of residual branches in a ``depth``-layer MLP: (depth - 2) / 2."""
     depth = check_int("depth", depth, minimum=2)
     if depth % 2:
-        raise ValueError(f"depth must be even (a stem, two-layer blocks, a head), got depth={depth}; "
-                         f"try {depth - 1} or {depth + 1}")
+        raise invalid("depth", "even (a stem, two-layer blocks, a head)", depth, fix=f"try {depth - 1} or {depth + 1}")
     return (depth - 2) // 2
 
 

@@ -12,7 +12,7 @@ from torch import nn
 
 from .mlp import make_mlp
 from .validation import (check_array, check_cost, check_figure, check_float, check_int, check_module, check_sequence,
-                         check_tensor)
+                         check_tensor, invalid)
 
 
 def lag1_autocorrelation(values) -> float:
@@ -20,11 +20,11 @@ def lag1_autocorrelation(values) -> float:
     mean): about 1 for a smooth curve, about 0 for white noise, -1 for alternating signs."""
     values = check_array("values", values, ndim=1)
     if len(values) < 3:
-        raise ValueError(f"values must hold at least 3 numbers, got {len(values)}")
+        raise invalid("values", "at least 3 numbers", values)
     centred = values - values.mean()
     energy = float(centred @ centred)
     if energy == 0.0:
-        raise ValueError("values must not be constant: a constant sequence has no autocorrelation")
+        raise invalid("values", "not constant (a constant sequence has no autocorrelation)", values)
     return float(centred[1:] @ centred[:-1] / energy)
 
 
@@ -56,7 +56,7 @@ def input_gradient_curve(architecture: str, depth: int, *, width: int = 200, n_i
     n_inputs = check_int("n_inputs", n_inputs, minimum=3)
     low, high = check_float("low", low), check_float("high", high)
     if not low < high:
-        raise ValueError(f"low must be below high, got low={low}, high={high}")
+        raise invalid("low", f"below high={high}", low)
     depth = check_int("depth", depth, minimum=2)
     width = check_int("width", width, minimum=1)
     seed = check_int("seed", seed, minimum=0)

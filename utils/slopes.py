@@ -84,7 +84,7 @@ def factor_from_one(value) -> str:
     within a factor 2.8 of 1."""
     value = abs(_real(value))
     if value == 0 or not np.isfinite(value):
-        raise ValueError(f"value must be a finite non-zero number, got {value}")
+        raise invalid("value", "a finite non-zero number", value)
     factor = max(value, 1.0 / value)
     step = 10.0 ** (int(np.floor(np.log10(factor))) - 1)
     return f"{np.ceil(factor / step - 1e-9) * step:g}"
