@@ -41,7 +41,7 @@ def test_check_float():
 
 def test_check_choice_lists_the_valid_options():
     assert check_choice("norm", "pre", ("pre", "post")) == "pre"
-    with pytest.raises(ValueError, match=r"norm must be one of 'pre', 'post', got str 'middle'"):
+    with pytest.raises(ValueError, match=r"norm must be one of 'pre', 'post', got 'middle'"):
         check_choice("norm", "middle", ("pre", "post"))
     assert check_choice("scale", 1, (0.5, 1.0)) == 1
     for bad in (True, np.ones(3), None):  # True is not 1; an array equals nothing
@@ -73,11 +73,11 @@ def test_invalid_words_every_message_the_same_way():
 
 def test_describe_shows_values_shapes_and_types():
     assert describe(None) == "None" and describe(2.5) == "2.5" and describe(np.int64(3)) == "3"
-    assert describe("30") == "str '30'"
+    assert describe("30") == "'30'"
     assert describe(np.ones((2, 3, 4))) == "an array of shape (2, 3, 4)"
     assert describe(torch.ones(2, 3)) == "a float32 tensor of shape (2, 3)"
     assert describe(object()) == "a object" and describe(len) == "the function len"
-    assert describe("x" * 100).endswith("...'") is False and len(describe("x" * 100)) < 50
+    assert describe("x" * 100) == "'" + "x" * 36 + "..."
 
 
 def test_check_bool_and_check_text():

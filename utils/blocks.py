@@ -48,7 +48,7 @@ def _check_d(d) -> int:
 
 def _check_input(x, d: int) -> None:
     """Fail with a clear message before torch fails with a shape error deep inside."""
-    check_tensor("x", x, last_dim=d, shape_text=f"(..., d) with last dimension d={d}")
+    check_tensor("x", x, last_dim=d, shape_text=f"(..., {d}), whose last dimension d={d} is the block's width")
 
 
 def check_scale(scale):

@@ -40,7 +40,7 @@ def describe(value) -> str:
         return repr(value)
     if isinstance(value, (str, bytes)):
         text = repr(value)
-        return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+        return text if len(text) <= 40 else text[:37] + "..."
     if isinstance(value, (list, tuple, dict, set, range)):
         text = repr(value)
         return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
@@ -148,12 +148,11 @@ def check_tensor(name: str, value, *, ndim: int | None = None, last_dim: int | N
     shape = shape_text or " and ".join(part for part in (
         f"{ndim} dimension(s)" if ndim is not None else "",
         f"last dimension {last_dim}" if last_dim is not None else "") if part)
-    wanted = ("a torch.Tensor" + (f" of shape {shape}" if shape_text else f" with {shape}" if shape else "")
-              + (" (floating-point)" if floating else ""))
+    wanted = "a torch.Tensor" + (f" of shape {shape}" if shape_text else f" with {shape}" if shape else "")
     if torch is None or not isinstance(value, torch.Tensor):
         raise invalid(name, wanted, value, error=TypeError)
     if floating and not torch.is_floating_point(value):
-        raise invalid(name, wanted, value, error=TypeError, fix="convert it with .float()")
+        raise invalid(name, "a floating-point torch.Tensor", value, error=TypeError, fix="convert it with .float()")
     if (ndim is not None and value.ndim != ndim) or (
             last_dim is not None and (value.ndim == 0 or value.shape[-1] != last_dim)):
         raise invalid(name, wanted, value)
