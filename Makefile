@@ -1,6 +1,7 @@
 # The course's two commands (see README.md):
 #   make lab    install everything into .venv and open the course in JupyterLab at notebook 00
 #   make test   install everything into .venv and run every test
+# For teachers: `make student` builds the student edition into build/student/.
 # Both are safe to re-run: the install step only runs again when requirements change.
 PYTHON ?= python3
 VENV := .venv
@@ -9,7 +10,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8888
 PIP_EXTRA ?=
 
-.PHONY: lab test test-backends execute benchmark screenshots
+.PHONY: lab test test-backends execute benchmark screenshots student exercises-report
 
 # pip byte-compiles one file at a time; compileall -j 0 does it on every core (77 -> 56 s
 # here). Byte-compiling matters: with PYTHONDONTWRITEBYTECODE set (as on this machine and in
@@ -44,3 +45,12 @@ execute: $(STAMP)
 
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+
+# The student edition (solutions replaced by stubs, answer cells removed) in build/student/,
+# which git ignores: zip that folder to hand it out (see README, "For teachers").
+student: $(STAMP)
+	$(BIN)/python scripts/build_student_edition.py
+
+# One line per exercise: does the reference pass, and what each recorded wrong answer is told.
+exercises-report: $(STAMP)
+	$(BIN)/python scripts/exercises_report.py

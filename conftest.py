@@ -39,7 +39,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 # How `make test` shares the work between its two xdist workers (see pytest_xdist_make_scheduler).
-RUN_ALONE = ("tests/test_browser.py", "tests/test_binder.py")  # long tests: a JupyterLab session, a fresh install
+RUN_ALONE = ("tests/test_browser.py", "tests/test_binder.py",  # long tests: a JupyterLab session, a fresh install,
+             "tests/test_student_edition.py")  # every notebook of the student edition, each on its own
 
 
 def _start_early(item) -> tuple[int, int]:

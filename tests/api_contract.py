@@ -219,6 +219,8 @@ VALID = {
     "utils.blocks.block_numbers": lambda: dict(d=8),
     "utils.blocks.ResidualBlock": lambda: dict(d=8),
     "utils.blocks.PlainBlock": lambda: dict(d=8),
+    "utils.blocks.ReZeroBlock": lambda: dict(d=8),
+    "utils.blocks.draw_std_through_stack": lambda: dict(fig=_figure(), stds={"plain": [1.0, 0.5], "pre": [1.0, 2.0]}),
     "utils.blocks.make_block": lambda: dict(d=8),
     "utils.blocks.make_stack": lambda: dict(depth=2, d=8),
     "utils.blocks.output_stats": lambda: dict(block=_stack()[0], x=_tokens()),

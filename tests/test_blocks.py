@@ -187,3 +187,33 @@ def test_block_numbers_counts_every_weight_and_refuses_absurd_widths():
         ResidualBlock(10**6)
     with pytest.raises(ValueError, match=r"^depth=1000000000 with d=128 would need about 528 TB .* accept depth up to 1894 with d=128"):
         blocks.make_stack(10**9, 128)
+
+
+def test_published_rezero_block_has_no_layernorm_and_starts_as_the_identity():
+    torch.manual_seed(0)
+    block = blocks.ReZeroBlock(8)
+    x = _x(3, 8)
+    assert not any(isinstance(m, nn.LayerNorm) for m in block.modules())
+    assert torch.equal(block(x), x)
+    (block(x) * _x(3, 8, seed=1)).sum().backward()
+    assert float(block.alpha.grad) != 0.0 and float(block.fc1.weight.grad.abs().max()) == 0.0
+    with torch.no_grad():
+        block.alpha.fill_(0.5)
+    expected = x + 0.5 * block.fc2(nn.functional.gelu(block.fc1(x)))
+    assert torch.allclose(block(x), expected, atol=1e-6)
+    with pytest.raises(ValueError, match="last dimension d=8"):
+        block(_x(3, 5))
+
+
+def test_draw_std_through_stack_draws_one_curve_per_configuration():
+    fig = Figure()
+    blocks.draw_std_through_stack(fig, {"pre-norm, s = 1": [1.0, 1.1, 1.2], "plain": [1.0, 0.2, 0.2],
+                                        "pre-norm, ReZero-style gate": [1.0, 1.0, 1.0]})
+    ax = fig.axes[0]
+    colors = {line.get_label(): line.get_color() for line in ax.lines}
+    assert colors["plain"] == "#D55E00" and colors["pre-norm, s = 1"] == "#0072B2"
+    assert [list(line.get_ydata()) for line in ax.lines][1] == [1.0, 0.2, 0.2]
+    with pytest.raises(TypeError, match="stds must be a non-empty dict"):
+        blocks.draw_std_through_stack(Figure(), {})
+    with pytest.raises(ValueError, match="at least two numbers"):
+        blocks.draw_std_through_stack(Figure(), {"plain": [1.0]})

@@ -162,3 +162,22 @@ def test_a_redraw_on_the_widget_figure_matches_a_fresh_figure_pixel_for_pixel():
         slopes.draw_slope_products(fresh, depth=depth, plain_slope=plain_slope, edit=edit)
         assert plotting.figure_png(reused) == plotting.figure_png(fresh), (depth, plain_slope, edit)
     assert len(reused.axes) == 1
+
+
+def test_the_panel_starts_at_its_defaults_and_redraws_when_a_slider_moves():
+    panel = slopes.make_panel()
+    assert panel.values() == {"depth": 20, "plain_slope": 0.5, "edit": 0.05}
+    assert panel.text.startswith("depth 20: plain 9.5e-07")
+    panel.controls["depth"].value = 1000
+    assert panel.text.startswith("depth 1000: plain 9.3e-302")
+    assert slopes.make_panel(depth=5, plain_slope=2.0, edit=1.0).text.startswith("depth 5: plain 32")
+
+
+@pytest.mark.parametrize("keyword, value, message", [
+    ("depth", 0, "depth must be at least 1"), ("depth", 1001, "depth must be at most 1000"),
+    ("plain_slope", 2.5, "plain_slope must be at most 2.0"), ("edit", -0.1, "edit must be at least 0.0"),
+    ("depth", 2.0, "depth must be a whole number"),
+])
+def test_the_panel_refuses_a_start_outside_its_sliders(keyword, value, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        slopes.make_panel(**{keyword: value})

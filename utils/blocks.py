@@ -1,4 +1,4 @@
-"""The PyTorch blocks used from notebook 04 on: one residual block that can be wrapped
+"""The PyTorch blocks of notebooks 05 to 07: one residual block that can be wrapped
 pre-norm or post-norm, with a fixed branch scale or ReZero, its plain counterpart (the
 same layers without the skip path), and stacks of either.
 
@@ -9,7 +9,7 @@ The branch is F(x) = Linear(4d, d)(GELU(Linear(d, 4d)(x))), with one LayerNorm p
 * plain:     y = F(LN(x))          (no skip path, no scale)
 
 Every block creates its first Linear before its second, so a seeded build draws the
-weights in a fixed order (the published 30-layer comparison depends on it).
+weights in a fixed order (notebook 06's reference 30-block computation depends on it).
 """
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from .validation import (check_bool, check_choice, check_cost, check_figure, check_float, check_int, check_module,
-                         check_tensor, invalid)
+from .validation import (check_array, check_bool, check_choice, check_cost, check_figure, check_float, check_int,
+                         check_module, check_tensor, check_text, invalid)
 
 NORM_POSITIONS = ("pre", "post")
 REZERO = "rezero"
@@ -67,7 +67,8 @@ class ResidualBlock(nn.Module):
 
     ``scale`` is a fixed number (1.0 by default) or ``"rezero"``: a learnable scalar
     ``alpha`` that starts at 0, so a pre-norm ReZero block is exactly the identity at
-    initialisation (Bachlechner et al. 2020).
+    initialisation. That gate is ReZero's (Bachlechner et al. 2020), added here to a
+    normed block; ReZero as published has no LayerNorm (``ReZeroBlock``).
     """
 
     def __init__(self, d: int, norm: str = "pre", scale=1.0):
@@ -127,6 +128,27 @@ class PlainBlock(nn.Module):
         return f"d={self.d}"
 
 
+class ReZeroBlock(nn.Module):
+    """ReZero as Bachlechner et al. (2020) publish it: y = x + alpha * F(x) with the same
+    branch F and a learnable alpha that starts at 0, and **no LayerNorm**. (``ResidualBlock``
+    with ``scale="rezero"`` adds the same gate to a normed block: a ReZero-style hybrid.)"""
+
+    def __init__(self, d: int):
+        super().__init__()
+        self.d = _check_d(d)
+        self.fc1 = nn.Linear(self.d, 4 * self.d)  # created first, as in ResidualBlock
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(4 * self.d, self.d)
+        self.alpha = nn.Parameter(torch.zeros(()))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _check_input(x, self.d)
+        return x + self.alpha * self.fc2(self.act(self.fc1(x)))
+
+    def extra_repr(self) -> str:
+        return f"d={self.d}, alpha={float(self.alpha.detach()):g}"
+
+
 def make_block(d: int, *, residual: bool = True, norm: str = "pre", scale=1.0) -> nn.Module:
     """One block: ``ResidualBlock(d, norm, scale)`` or, with ``residual=False``,
     ``PlainBlock(d)`` (a plain block has no skip path, so ``norm`` and ``scale`` are
@@ -149,7 +171,39 @@ def make_stack(depth: int, d: int, *, residual: bool = True, norm: str = "pre", 
     return nn.Sequential(*(make_block(d, residual=residual, norm=norm, scale=scale) for _ in range(depth)))
 
 
-# ----- notebook 04: one block on one input, and its widget --------------------------------
+# ----- notebook 05: one block on one input, and its widget --------------------------------
+
+def draw_std_through_stack(fig, stds: dict) -> None:
+    """Notebook 05's picture of the std of the activations after each block (0 = the
+    input), one curve per configuration in ``stds`` (name -> list of stds): residual
+    configurations in the course's residual colours, "plain" in the plain colour."""
+    from . import plotting
+
+    check_figure("fig", fig)
+    if not isinstance(stds, dict) or not stds:
+        raise invalid("stds", "a non-empty dict mapping a configuration's name to its list of stds", stds,
+                      error=TypeError)
+    others = (plotting.RESIDUAL_COLOR, plotting.PALETTE[2], plotting.PALETTE[3], plotting.PALETTE[4])
+    if sum(name != "plain" for name in stds) > len(others):
+        raise invalid("stds", f"at most {len(others)} configurations besides 'plain' (one colour each)", stds)
+    traces = {}
+    for name, trace in stds.items():  # every trace is checked before anything is drawn
+        check_text("stds' names", name)
+        if isinstance(trace, (str, bytes)) or not isinstance(trace, (list, tuple, np.ndarray)):
+            raise invalid(f"stds[{name!r}]", "a list of at least two numbers", trace, error=TypeError)
+        traces[name] = check_array(f"stds[{name!r}]", trace, ndim=1)
+        if traces[name].size < 2:
+            raise invalid(f"stds[{name!r}]", "a list of at least two numbers", traces[name])
+    others = iter(others)
+    ax = fig.subplots()
+    for name, values in traces.items():
+        color = plotting.PLAIN_COLOR if name == "plain" else next(others)
+        dashed = "rezero" in name.lower()  # dashed, so a curve underneath it still shows
+        ax.plot(range(values.size), values, color=color, label=name, linestyle=(0, (4, 3)) if dashed else "-")
+    ax.set(xlabel="block (0 = the input)", ylabel="std of the activation",
+           title="Pre-norm activations grow; post-norm and the gate stay put")
+    ax.legend(fontsize=11, loc="center right")  # the empty band between the curves
+
 
 def output_stats(block: nn.Module, x: torch.Tensor) -> dict:
     """What one block does to ``x``: mean and (unbiased) std of input and output over all
@@ -173,12 +227,12 @@ DEMO_SEED = 0
 
 
 def demo_input() -> torch.Tensor:
-    """Notebook 04's random input: 64 token vectors of width 128, standard normal (seed 1)."""
+    """Notebook 05's random input: 64 token vectors of width 128, standard normal (seed 1)."""
     return torch.randn(64, DEMO_D, generator=torch.Generator().manual_seed(DEMO_SEED + 1))
 
 
 def demo_block(norm: str = "pre", scale=1.0) -> ResidualBlock:
-    """Notebook 04's block for one configuration, always with the same weights (built
+    """Notebook 05's block for one configuration, always with the same weights (built
     after seed 0 without touching the global random state)."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(DEMO_SEED)
@@ -196,7 +250,7 @@ def _demo_result(norm: str, scale) -> tuple[np.ndarray, np.ndarray, dict]:
 
 
 def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False) -> str:
-    """Widget draw function of notebook 04: output entries against input entries (the
+    """Widget draw function of notebook 05: output entries against input entries (the
     diagonal is the identity) for one block configuration on ``demo_input()``; returns
     the statistics (over the whole input) as text."""
     from matplotlib import ticker
@@ -220,11 +274,12 @@ def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False)
     # Five ticks per axis are enough to read the cloud and draw faster than the default nine.
     ax.xaxis.set_major_locator(ticker.MaxNLocator(nbins=5))
     ax.yaxis.set_major_locator(ticker.MaxNLocator(nbins=5))
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper left", fontsize=11)
     # An explicit y skips matplotlib's automatic title placement, a costly extra layout pass.
     ax.set_title(f"The output moved {stats['relative_change']:.3f} of the input's size", y=1.0)
     formula = {"pre": "y = x + s * F(LN(x))", "post": "y = LN(x + s * F(x))"}[norm]
-    scale_text = "ReZero: s = alpha, learnable, 0 at init" if rezero else f"s = {scale:g} (fixed)"
+    scale_text = "ReZero-style gate: s = alpha, learnable, 0 at init" if rezero else f"s = {scale:g} (fixed)"
+    stats = {key: round(value, 4) + 0.0 for key, value in stats.items()}  # a printed -0.0000 becomes 0.0000
     lines = [f"{formula}   with {scale_text}",
              f"input : mean {stats['input_mean']:+.4f}  std {stats['input_std']:.4f}",
              f"output: mean {stats['output_mean']:+.4f}  std {stats['output_std']:.4f}",
@@ -237,7 +292,7 @@ def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False)
 
 
 def make_block_panel(norm: str = "pre", scale: float = 1.0, rezero: bool = False):
-    """Notebook 04's widget: norm position, fixed scale, ReZero (which greys out the scale).
+    """Notebook 05's widget: norm position, fixed scale, ReZero-style gate (which greys out the scale).
     The defaults are checked first: a slider would silently clip a scale outside 0-3."""
     import ipywidgets as widgets
 
@@ -251,7 +306,7 @@ def make_block_panel(norm: str = "pre", scale: float = 1.0, rezero: bool = False
         "norm": widgets.ToggleButtons(options=[("pre-norm", "pre"), ("post-norm", "post")], value=norm,
                                       description="norm"),
         "scale": widgets.FloatSlider(value=scale, min=0.0, max=3.0, step=0.1, description="scale s"),
-        "rezero": widgets.Checkbox(value=rezero, description="ReZero (s = alpha, 0 at init)"),
+        "rezero": widgets.Checkbox(value=rezero, description="ReZero-style gate (s = alpha, 0 at init)"),
     }
 
     def grey_out(_change=None):

@@ -82,7 +82,7 @@ def draw_unit_circle_image(ax, matrix, *, points=200) -> np.ndarray:
     ax.axvline(0, color="grey", lw=0.8)
     ax.set_xlabel("first entry")
     ax.set_ylabel("second entry")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2, fontsize=9, frameon=False)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2, fontsize=11, frameon=False)
     return singular
 
 
@@ -227,13 +227,13 @@ def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
         _label_narrow_log_axis(ax)
         ax.set_xlabel("depth (number of layers)")
         ax.xaxis.set_major_locator(MaxNLocator(nbins=ticks, integer=True))  # few labels: a faster redraw
-        ax.set_title(title, fontsize=10, y=1.01)  # a set height: no measuring of the ticks
+        ax.set_title(title, fontsize=11, y=1.01)  # a set height: no measuring of the ticks
         if depth == 1:
             ax.set_xlim(0.5, 1.5)
             ax.set_xticks([1])
     both.set_ylabel("singular value of the product (log)")
     fig.suptitle(f"After {depth} layers (s = {scale:g}), singular values: " + "; ".join(summary), fontsize=11)
-    legend_below(fig, ncols=2)
+    legend_below(fig, ncols=2, fontsize=11)  # projection-ready: figure text of at least 11 pt
     return (f"depth {depth}, branch scale s = {scale:g}, d = {dim}: singular values of the product range "
             + "; ".join(summary) + ".")
 

@@ -15,6 +15,7 @@ from .validation import check_figure, check_float, check_int, check_sequence, in
 
 MAX_DEPTH = 100_000
 FIGURE_SIZE = {"width": 9.0, "height": 5.0}  # the widget pictures: the legend sits under the plot
+LEGEND_FONTSIZE = 11.0  # points: the course's smallest figure text, readable when projected
 
 
 def slope_products(slope, depth) -> np.ndarray:
@@ -167,6 +168,28 @@ def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
         ax.set_xlim(0.5, 1.5)
     ax.set_title(f"After {depth} layers: plain {format_plain(plain[-1])}, "
                  f"residual {format_residual(low[-1])} to {format_residual(high[-1])}")
-    legend_below(fig, ncols=2)
+    legend_below(fig, ncols=2, fontsize=LEGEND_FONTSIZE)
     return (f"depth {depth}: plain {format_plain(plain[-1])} ({_fate(abs(plain[-1]))}); "
             f"{_residual_summary(low[-1], high[-1])}.")
+
+
+def make_panel(depth: int = 20, plain_slope: float = 0.5, edit: float = 0.05):
+    """Notebook 02's widget: sliders for depth (1 to 1000 layers), the plain layers' slope
+    (0 to 2) and the residual edit (0 to 1), redrawing ``draw_slope_products``."""
+    depth = check_int("depth", depth, minimum=1, maximum=1000)
+    plain_slope = check_float("plain_slope", plain_slope, minimum=0.0, maximum=2.0)
+    edit = check_float("edit", edit, minimum=0.0, maximum=1.0)
+    import ipywidgets as widgets
+
+    from .widgets import LivePlot
+
+    style = {"description_width": "initial"}
+    controls = {
+        "depth": widgets.IntSlider(value=depth, min=1, max=1000, description="depth (layers)", style=style,
+                                   continuous_update=False),
+        "plain_slope": widgets.FloatSlider(value=plain_slope, min=0.0, max=2.0, step=0.01,
+                                           description="plain slope", style=style, continuous_update=False),
+        "edit": widgets.FloatSlider(value=edit, min=0.0, max=1.0, step=0.01, description="residual edit ±",
+                                    style=style, continuous_update=False),
+    }
+    return LivePlot(draw_slope_products, controls, **FIGURE_SIZE)

@@ -1,0 +1,59 @@
+"""Notebook 05's exercises: the reference passes, and each recorded wrong answer is caught
+with its own message."""
+from exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
+from utils.exercises import flexible_block as ex
+
+NOTEBOOK = "05_flexible_block.ipynb"
+
+
+def _forward(pre: str, post: str) -> str:
+    return (f"def flexible_forward(x, norm, branch, s, position):\n"
+            f"    if position == 'pre':\n        return {pre}\n    return {post}\n")
+
+
+_RIGHT_PRE, _RIGHT_POST = "x + s * branch(norm(x))", "norm(x + s * branch(x))"
+
+
+def _rezero(init: str, forward: str) -> str:
+    return ("class ReZeroBlock(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"
+            "        self.fc1 = nn.Linear(d, 4 * d)\n        self.fc2 = nn.Linear(4 * d, d)\n"
+            f"        {init}\n\n    def forward(self, x):\n        return {forward}\n")
+
+
+_ALPHA = "self.alpha = nn.Parameter(torch.zeros(()))"
+_RIGHT = "x + self.alpha * self.fc2(F.gelu(self.fc1(x)))"
+
+CASES = [
+    ExerciseCases(ex.FORWARD, NOTEBOOK, "flexible_forward", wrong=[
+        ("pre normalises the sum", _forward("norm(x + s * branch(x))", _RIGHT_POST), "that is post-norm"),
+        ("pre normalises after the sum too", _forward("norm(x + s * branch(norm(x)))", _RIGHT_POST),
+         "you normalised the sum as well"),
+        ("pre skip carries LN(x)", _forward("norm(x) + s * branch(norm(x))", _RIGHT_POST), "the skip path carries LN(x)"),
+        ("pre forgot the scale", _forward("x + branch(norm(x))", _RIGHT_POST), "the scale is missing: multiply"),
+        ("pre returned the branch", _forward("s * branch(norm(x))", _RIGHT_POST), "you returned only the branch, s * F(LN(x))"),
+        ("post returns pre", _forward(_RIGHT_PRE, _RIGHT_PRE), "you returned the pre-norm output"),
+        ("post normalises x first", _forward(_RIGHT_PRE, "norm(x) + s * branch(x)"), "you normalised x before adding"),
+        ("post forgot the scale", _forward(_RIGHT_PRE, "norm(x + branch(x))"), "LN(x + s * F(x)), with the branch multiplied"),
+        ("post normalises x everywhere", _forward(_RIGHT_PRE, "norm(x) + s * branch(norm(x))"), "fed LN(x) to the branch. Post-norm adds first"),
+        ("pre norm on the skip", _forward("norm(x) + s * branch(x)", _RIGHT_POST), "the LayerNorm is on the skip path"),
+        ("post no norm", _forward(_RIGHT_PRE, "x + s * branch(x)"), "post-norm returns LN(x + s * F(x))."),
+    ]),
+    ExerciseCases(ex.REZERO, NOTEBOOK, "ReZeroBlock", wrong=[
+        ("with a LayerNorm", _rezero(_ALPHA + "\n        self.norm = nn.LayerNorm(d)",
+                                     "x + self.alpha * self.fc2(F.gelu(self.fc1(self.norm(x))))"), "contains a LayerNorm"),
+        ("alpha a float", _rezero("self.alpha = 0.0", _RIGHT), "must be a learnable parameter"),
+        ("alpha starts at 1", _rezero("self.alpha = nn.Parameter(torch.ones(()))", _RIGHT), "ReZero starts it at 0"),
+        ("returns the branch", _rezero(_ALPHA, "self.alpha * self.fc2(F.gelu(self.fc1(x)))"), "your block outputs 0"),
+        ("alpha on x", _rezero(_ALPHA, "self.alpha * x + self.fc2(F.gelu(self.fc1(x)))"), "alpha multiplies x"),
+        ("no gate", _rezero(_ALPHA, "x + self.fc2(F.gelu(self.fc1(x)))"), "the gate is missing"),
+        ("ReLU", _rezero(_ALPHA, "x + self.alpha * self.fc2(torch.relu(self.fc1(x)))"), "the branch uses ReLU"),
+        ("no activation", _rezero(_ALPHA, "x + self.alpha * self.fc2(self.fc1(x))"), "no activation between fc1"),
+        ("not a module", "class ReZeroBlock:\n    def __init__(self, d):\n        self.d = d\n", "must subclass nn.Module"),
+        ("other names", "class ReZeroBlock(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"
+         "        self.up = nn.Linear(d, 4 * d)\n", "has no nn.Linear called `fc1`"),
+    ]),
+]
+
+test_reference_passes = reference_passes(CASES)
+test_wrong_answers = wrong_answers_are_caught(CASES)
+test_enough = enough_wrong_answers(CASES)

@@ -1,0 +1,70 @@
+"""Notebook 04's exercises: the reference passes, and each recorded wrong answer is caught
+with its own message."""
+import torch
+
+from exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
+from utils.exercises import pytorch_refresher as ex
+
+NOTEBOOK = "04_pytorch_refresher.ipynb"
+
+_LN = "def layer_norm(x, gamma, beta, eps):\n    mean = x.mean(dim=-1, keepdim=True)\n"
+_GC = ("def gradient_check(f, x, h):\n"
+       "    leaf = x.detach().clone().requires_grad_(True)\n"
+       "    f(leaf).backward()\n"
+       "    flat = x.detach().flatten()\n"
+       "    out = torch.zeros_like(flat)\n"
+       "    for i in range(flat.numel()):\n"
+       "        step = torch.zeros_like(flat)\n"
+       "        step[i] = h\n")
+
+CASES = [
+    ExerciseCases(ex.LAYER_NORM, NOTEBOOK, "layer_norm", wrong=[
+        ("unbiased variance", _LN + "    return gamma * (x - mean) / torch.sqrt(x.var(dim=-1, keepdim=True) + eps) + beta\n",
+         "unbiased variance"),
+        ("eps outside the root", _LN + "    return gamma * (x - mean) / (x.std(dim=-1, unbiased=False, keepdim=True) + eps) + beta\n",
+         "eps is added to the standard deviation"),
+        ("no gamma, beta", _LN + "    return (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False, keepdim=True) + eps)\n",
+         "gamma and shift beta are missing"),
+        ("whole tensor", "def layer_norm(x, gamma, beta, eps):\n"
+         "    return gamma * (x - x.mean()) / torch.sqrt(x.var(unbiased=False) + eps) + beta\n",
+         "mean and variance of the whole tensor"),
+        ("across tokens", "def layer_norm(x, gamma, beta, eps):\n    m = x.mean(dim=0, keepdim=True)\n"
+         "    return gamma * (x - m) / torch.sqrt(x.var(dim=0, unbiased=False, keepdim=True) + eps) + beta\n",
+         "across the first dimension"),
+        ("swapped", _LN + "    return beta * (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False, keepdim=True) + eps) + gamma\n",
+         "gamma and beta are swapped"),
+        ("NumPy result", _LN + "    y = (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False, keepdim=True) + eps)\n"
+         "    return (gamma * y + beta).numpy()\n", "return a torch tensor"),
+    ]),
+    ExerciseCases(ex.GRADIENT_CHECK, NOTEBOOK, "gradient_check", wrong=[
+        ("one-sided", _GC + "        out[i] = (f((flat + step).reshape(x.shape)) - f(x.detach())) / h\n"
+         "    return leaf.grad, out.reshape(x.shape)\n", "one-sided, (f(x + h e_i) - f(x)) / h"),
+        ("divided by h", _GC + "        out[i] = (f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / h\n"
+         "    return leaf.grad, out.reshape(x.shape)\n", "divide by 2h"),
+        ("float32", _GC + "        out[i] = (f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / (2 * h)\n"
+         "    return leaf.grad.float(), out.reshape(x.shape).float()\n", "keep everything in float64"),
+        ("value not gradient", _GC + "        out[i] = (f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / (2 * h)\n"
+         "    return torch.full_like(x, float(f(x))), out.reshape(x.shape)\n", "holds f(x) itself"),
+        ("all entries at once", "def gradient_check(f, x, h):\n"
+         "    leaf = x.detach().clone().requires_grad_(True)\n    f(leaf).backward()\n"
+         "    slope = (f(x + h) - f(x - h)) / (2 * h)\n    return leaf.grad, torch.full_like(x, float(slope))\n",
+         "moved all entries of x at once"),
+        ("one result", "def gradient_check(f, x, h):\n    leaf = x.detach().clone().requires_grad_(True)\n"
+         "    f(leaf).backward()\n    return leaf.grad\n", "should return two tensors"),
+        ("cast to float32 inside", _GC.replace("flat = x.detach().flatten()", "flat = x.detach().flatten().float()")
+         .replace("out = torch.zeros_like(flat)", "out = torch.zeros_like(flat, dtype=torch.float64)")
+         + "        out[i] = float(f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / (2 * h)\n"
+         "    return leaf.grad, out.reshape(x.shape)\n", "rounding"),
+    ]),
+]
+
+test_reference_passes = reference_passes(CASES)
+test_wrong_answers = wrong_answers_are_caught(CASES)
+test_enough = enough_wrong_answers(CASES)
+
+
+def test_the_gradients_written_by_hand_agree_with_autograd():
+    for f, x, _h, _shown in ex._gradient_cases():
+        leaf = x.clone().requires_grad_(True)
+        f(leaf).backward()
+        assert torch.allclose(leaf.grad, ex._GRADIENTS[f](x), rtol=1e-12, atol=1e-12)

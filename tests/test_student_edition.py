@@ -1,0 +1,52 @@
+"""The student edition (scripts/build_student_edition.py) runs top to bottom from a fresh
+kernel, with every exercise left as its stub: no error anywhere, and every check cell
+says "not done yet" for the exercise its stub names. Each notebook is a test of its own
+(conftest.RUN_ALONE), so `make test` spreads them over both workers."""
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import build_student_edition as builder  # noqa: E402
+from execute_notebooks import notebook_client  # noqa: E402  the course's executor
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob(builder.NOTEBOOK_GLOB), reverse=True)  # longest (latest) first
+CELL_TIMEOUT = 300  # seconds; the training notebooks' longest cell takes about 30 s alone
+STUB = re.compile(r'raise NotImplementedError\("(Exercise [^:"]+): write your code here"\)')
+
+
+@pytest.fixture(scope="module")
+def student_folder(tmp_path_factory):
+    out = tmp_path_factory.mktemp("student")
+    builder.build(out)
+    return out / "notebooks"
+
+
+def _text(cell) -> str:
+    parts = []
+    for output in cell.outputs:
+        parts.append(output.get("text", "") or output.get("data", {}).get("text/plain", ""))
+    return "".join(parts)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [p.name for p in NOTEBOOKS])
+def test_the_student_notebook_runs_and_every_check_says_not_done_yet(student_folder, name):
+    path = student_folder / name
+    notebook = nbformat.read(path, as_version=4)
+    assert not any("answer" in builder.tags(cell) for cell in notebook.cells)
+    notebook_client(notebook, student_folder, timeout=CELL_TIMEOUT).execute()  # raises on any error
+    label = None
+    for cell in notebook.cells:
+        if "solution" in builder.tags(cell):
+            labels = STUB.findall(cell.source)
+            assert labels, f"{name}: a solution cell without a stub:\n{cell.source}"
+            label = labels[0]
+        if "check" in builder.tags(cell):
+            text = _text(cell)
+            assert "not done yet" in text, f"{name}: a check cell says {text!r}"
+            assert label is None or label in text, f"{name}: the stub says {label}, its check says {text!r}"

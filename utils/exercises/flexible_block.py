@@ -1,0 +1,184 @@
+"""Checkers for notebook 05 (a flexible residual block): the pre-norm and post-norm
+forwards with a scale or a ReZero-style gate, and ReZero's block as published (no LayerNorm)."""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as functional
+from torch import nn
+
+from utils.exercises.core import Exercise, Mistake, call, expect_close, require_function
+
+_D = 6
+
+
+def _parts():
+    """A LayerNorm with a non-trivial scale and shift, and a branch F, both float64."""
+    generator = torch.Generator().manual_seed(5)
+    norm = nn.LayerNorm(_D).double()
+    fc1, fc2 = nn.Linear(_D, 4 * _D).double(), nn.Linear(4 * _D, _D).double()
+    with torch.no_grad():
+        for parameter in (norm.weight, norm.bias, fc1.weight, fc1.bias, fc2.weight, fc2.bias):
+            parameter.copy_(torch.randn(parameter.shape, generator=generator, dtype=torch.float64) * 0.7)
+        norm.weight.add_(1.0)
+
+    def branch(v):
+        return fc2(functional.gelu(fc1(v)))
+    return norm, branch
+
+
+def _forward_cases() -> list[tuple]:
+    """(x, s, position, what the case is) for the forward checker."""
+    generator = torch.Generator().manual_seed(6)
+
+    def randn(*shape):
+        return torch.randn(*shape, generator=generator, dtype=torch.float64) * 2 + 0.5
+
+    zero_gate = torch.zeros((), dtype=torch.float64, requires_grad=True)
+    return [
+        (randn(3, _D), 0.5, "pre", "pre-norm, s = 0.5, x of shape (3, 6)"),
+        (randn(2, 4, _D), 2.0, "post", "post-norm, s = 2, x of shape (2, 4, 6)"),
+        (randn(3, _D), zero_gate, "pre", "pre-norm with a gate alpha = 0 (a tensor with requires_grad)"),
+        (randn(3, _D), zero_gate, "post", "post-norm with a gate alpha = 0"),
+        (randn(_D), 1.0, "pre", "pre-norm, s = 1, one token"),
+        (randn(_D), 0.5, "post", "post-norm, s = 0.5, one token"),
+    ]
+
+
+def _forward_mistakes(x, s, position, norm, branch) -> list[tuple]:
+    """The wrong results of the common mistakes for one case, each with what to say."""
+    ln, f = norm(x), branch
+    if position == "pre":
+        return [
+            (norm(x + s * f(x)), "for position 'pre' you normalised the sum x + s F(x): that is post-norm. "
+             "Pre-norm normalises only what enters the branch: x + s * F(LN(x))."),
+            (norm(x + s * f(ln)), "you normalised the sum as well. In pre-norm the LayerNorm sits only on the "
+             "branch's input; the sum x + s * F(LN(x)) is returned as it is."),
+            (ln + s * f(ln), "the skip path carries LN(x). It must carry x itself, untouched: x + s * F(LN(x)) "
+             "(that untouched path is what keeps the identity in the Jacobian clean)."),
+            (x + s * f(x), "the LayerNorm is missing: in pre-norm the branch sees LN(x), so x + s * F(LN(x))."),
+            (ln + s * f(x), "the LayerNorm is on the skip path instead of the branch's input. Pre-norm keeps x "
+             "untouched and normalises what the branch sees: x + s * F(LN(x))."),
+            (x + f(ln), "the scale is missing: multiply the branch's output by s before adding it to x."),
+            (s * f(ln), "you returned only the branch, s * F(LN(x)). Add the skip path: x + s * F(LN(x))."),
+            (f(ln), "you returned F(LN(x)) only: scale it by s and add x."),
+        ]
+    return [
+        (x + s * f(ln), "for position 'post' you returned the pre-norm output. Post-norm adds first and "
+         "normalises the sum: LN(x + s * F(x))."),
+        (ln + s * f(x), "you normalised x before adding. Post-norm normalises the sum: LN(x + s * F(x))."),
+        (ln + s * f(ln), "you normalised x first and fed LN(x) to the branch. Post-norm adds first, on x itself, "
+         "and normalises last: LN(x + s * F(x))."),
+        (norm(x + s * f(ln)), "the branch received LN(x). In post-norm the branch sees x itself and the "
+         "LayerNorm comes after the sum: LN(x + s * F(x))."),
+        (x + s * f(x), "the LayerNorm is missing: post-norm returns LN(x + s * F(x))."),
+        (norm(x + f(x)), "the scale is missing: LN(x + s * F(x)), with the branch multiplied by s."),
+        (norm(s * f(x)), "the skip path is missing: normalise x + s * F(x), not s * F(x) alone."),
+        (s * f(x), "you returned only the branch, s * F(x). Post-norm returns LN(x + s * F(x))."),
+    ]
+
+
+def _check_forward(answer) -> str:
+    flexible_forward = require_function(answer, "flexible_forward", 5)
+    norm, branch = _parts()
+    with torch.no_grad():
+        for x, s, position, shown in _forward_cases():
+            got = call(flexible_forward, x, norm, branch, s, position, name="flexible_forward", shown=shown)
+            if not isinstance(got, torch.Tensor):
+                raise Mistake(f"`flexible_forward` returned a {type(got).__name__} for {shown}; return a torch "
+                              "tensor shaped like x.")
+            want = x + s * branch(norm(x)) if position == "pre" else norm(x + s * branch(x))
+            expect_close(got, want, name="flexible_forward", shown=shown, rtol=1e-9, atol=1e-9,
+                         mistakes=_forward_mistakes(x, s, position, norm, branch))
+    return ("pre-norm x + s F(LN(x)) and post-norm LN(x + s F(x)), with fixed scales, a gate at 0, a batch "
+            "and a single token: the gate at 0 makes pre-norm the exact identity and post-norm LN(x).")
+
+
+FORWARD = Exercise(
+    "Exercise 05.1: the pre-norm and post-norm forwards",
+    _check_forward,
+    [
+        "Two cases, one per position. Write down the formula of each before any code: where does the LayerNorm "
+        "act, on what does the branch act, and what is added to what?",
+        "Pre-norm: the skip path carries x untouched; only the branch's input is normalised. Post-norm: add first, "
+        "normalise last.",
+        "Pre-norm is x + s * branch(norm(x)); post-norm applies norm to x + s * branch(x). The scale s multiplies "
+        "the branch's output only, whether s is a number or a gate tensor.",
+    ],
+)
+
+
+# ----- Exercise 05.2: ReZero as published ----------------------------------------------------
+
+def _instance(answer, d: int) -> nn.Module:
+    block = call(answer, d, name="ReZeroBlock", shown=f"ReZeroBlock({d})")
+    if not isinstance(block, nn.Module):
+        raise Mistake(f"ReZeroBlock({d}) made a {type(block).__name__}; the class must subclass nn.Module "
+                      "(class ReZeroBlock(nn.Module): ...) and call super().__init__() first.")
+    for name, shape in (("fc1", (4 * d, d)), ("fc2", (d, 4 * d))):
+        layer = getattr(block, name, None)
+        if not isinstance(layer, nn.Linear):
+            raise Mistake(f"ReZeroBlock({d}) has no nn.Linear called `{name}`. Name the branch's layers "
+                          "self.fc1 = nn.Linear(d, 4 * d) and self.fc2 = nn.Linear(4 * d, d).")
+        if tuple(layer.weight.shape) != shape:
+            raise Mistake(f"`{name}` of ReZeroBlock({d}) has weight shape {tuple(layer.weight.shape)}; "
+                          f"expected {shape}: fc1 widens d to 4d, fc2 narrows 4d back to d.")
+    if any(isinstance(m, nn.LayerNorm) for m in block.modules()):
+        raise Mistake("your block contains a LayerNorm. ReZero as published removes LayerNorm: "
+                      "y = x + alpha * F(x), nothing else.")
+    alpha = getattr(block, "alpha", None)
+    if not isinstance(alpha, nn.Parameter):
+        raise Mistake("`alpha` must be a learnable parameter: self.alpha = nn.Parameter(torch.zeros(())). "
+                      f"Yours is a {type(alpha).__name__}, which no optimiser would update.")
+    if alpha.numel() != 1:
+        raise Mistake(f"`alpha` has {alpha.numel()} numbers; ReZero uses one scalar per block.")
+    if float(alpha.detach()) != 0.0:
+        raise Mistake(f"`alpha` starts at {float(alpha.detach()):g}; ReZero starts it at 0, so that the block "
+                      "is exactly the identity at initialisation.")
+    return block
+
+
+def _check_rezero(answer) -> str:
+    require_function(answer, "ReZeroBlock", 1)
+    for d, shape in ((8, (5, 8)), (4, (2, 3, 4))):
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(d)
+            block = _instance(answer, d)
+        x = torch.randn(*shape, generator=torch.Generator().manual_seed(d + 1))
+        shown = f"ReZeroBlock({d}) on x of shape {shape}"
+        with torch.no_grad():
+            branch = block.fc2(functional.gelu(block.fc1(x)))
+            got = call(block, x, name="ReZeroBlock.forward", shown=f"{shown}, alpha = 0")
+            expect_close(got, x, name="ReZeroBlock.forward", shown=f"{shown}, alpha = 0", rtol=0, atol=0, mistakes=[
+                (x + branch, "the block does not start as the identity: the gate is missing. Multiply the branch "
+                 "by alpha: x + alpha * F(x)."),
+                (torch.zeros_like(x), "with alpha = 0 your block outputs 0: you returned alpha * F(x) only. Add "
+                 "the skip path: x + alpha * F(x)."),
+                (branch, "with alpha = 0 your block outputs F(x): alpha multiplies x. The gate belongs on the "
+                 "branch: x + alpha * F(x)."),
+            ])
+            block.alpha.fill_(0.7)
+            relu = block.fc2(torch.relu(block.fc1(x)))
+            got = call(block, x, name="ReZeroBlock.forward", shown=f"{shown}, alpha = 0.7")
+            expect_close(got, x + 0.7 * branch, name="ReZeroBlock.forward", shown=f"{shown}, alpha = 0.7",
+                         rtol=1e-5, atol=1e-6, mistakes=[
+                             (0.7 * branch, "you returned only the branch, alpha * F(x). Add the skip path x."),
+                             (0.7 * x + branch, "alpha multiplies x. It belongs on the branch: x + alpha * F(x)."),
+                             (x + 0.7 * relu, "the branch uses ReLU; this course's branch uses GELU between fc1 "
+                              "and fc2 (F.gelu or nn.GELU())."),
+                             (x + 0.7 * block.fc2(block.fc1(x)), "the branch has no activation between fc1 and "
+                              "fc2: apply GELU in between."),
+                         ])
+    return ("x + alpha * F(x) with a learnable alpha starting at 0 and no LayerNorm: exactly the identity at "
+            "initialisation, and the right edit once alpha moves, for two widths.")
+
+
+REZERO = Exercise(
+    "Exercise 05.2: ReZero as published",
+    _check_rezero,
+    [
+        "In __init__: call super().__init__(), then create the branch's two layers, fc1 (d to 4d) and fc2 (4d to d), "
+        "and the gate alpha.",
+        "alpha must be learnable, so wrap a zero in nn.Parameter: one scalar, torch.zeros(()).",
+        "In forward: F(x) = fc2(GELU(fc1(x))); return the input plus alpha times that. No LayerNorm anywhere.",
+    ],
+)

@@ -1,0 +1,244 @@
+"""Checkers for notebook 04 (a PyTorch refresher): LayerNorm written by hand, and a
+gradient from autograd checked against a central finite difference in float64."""
+from __future__ import annotations
+
+import torch
+
+from utils.exercises.core import Exercise, Mistake, call, describe, expect_close, require_function
+
+
+# ----- Exercise 04.1: LayerNorm by hand -----------------------------------------------------
+
+def _layer_norm_cases() -> list[tuple]:
+    """(x, gamma, beta, eps, what the case is) for the LayerNorm checker."""
+    generator = torch.Generator().manual_seed(4)
+
+    def randn(*shape):
+        return torch.randn(*shape, generator=generator, dtype=torch.float64)
+
+    return [
+        (randn(2, 3, 4) * 3 + 1, randn(4), randn(4), 1e-5, "a batch of shape (2, 3, 4)"),
+        (torch.tensor([1.0, -2.0, 0.5, 4.0, 0.0], dtype=torch.float64), torch.ones(5, dtype=torch.float64),
+         torch.zeros(5, dtype=torch.float64), 1e-5, "one token x = [1, -2, 0.5, 4, 0]"),
+        (randn(3, 6) * 0.5, randn(6), randn(6), 0.5, "a (3, 6) input with a large eps = 0.5"),
+        (torch.full((2, 4), 3.0, dtype=torch.float64), randn(4), randn(4), 1e-5,
+         "tokens whose entries are all equal (variance 0)"),
+    ]
+
+
+def _layer_norm_mistakes(x, gamma, beta, eps) -> list[tuple]:
+    """The wrong results of the common mistakes, each with what to say about it."""
+    centred = x - x.mean(dim=-1, keepdim=True)
+    biased = x.var(dim=-1, unbiased=False, keepdim=True)
+    mistakes = []
+    if x.shape[-1] > 1:
+        unbiased = x.var(dim=-1, unbiased=True, keepdim=True)
+        mistakes.append((gamma * centred / torch.sqrt(unbiased + eps) + beta,
+                         "you used the unbiased variance (dividing by d - 1). LayerNorm divides by d: "
+                         "use `unbiased=False` (or `correction=0`), or compute the mean of the squared deviations."))
+    mistakes += [
+        (gamma * centred / (biased.sqrt() + eps) + beta,
+         "eps is added to the standard deviation. LayerNorm adds it to the variance, inside the square root: "
+         "divide by sqrt(variance + eps)."),
+        (gamma * centred / biased.sqrt() + beta,
+         "eps is missing: divide by sqrt(variance + eps), not by sqrt(variance) (eps keeps a constant token "
+         "from giving 0 / 0)."),
+        (centred / torch.sqrt(biased + eps),
+         "the learnable scale gamma and shift beta are missing: multiply by gamma, then add beta."),
+        (beta * centred / torch.sqrt(biased + eps) + gamma,
+         "gamma and beta are swapped: gamma multiplies, beta is added."),
+        (gamma * x / torch.sqrt(biased + eps) + beta,
+         "the mean is not subtracted: normalise x - mean(x), not x."),
+    ]
+    if x.ndim > 1:
+        whole = (x - x.mean()) / torch.sqrt(x.var(unbiased=False) + eps)
+        mistakes.append((gamma * whole + beta,
+                         "you normalised with the mean and variance of the whole tensor. LayerNorm works per "
+                         "token: take them over the last dimension only (`dim=-1, keepdim=True`)."))
+        first = (x - x.mean(dim=0, keepdim=True)) / torch.sqrt(x.var(dim=0, unbiased=False, keepdim=True) + eps)
+        mistakes.append((gamma * first + beta,
+                         "you normalised across the first dimension (across tokens or the batch). LayerNorm "
+                         "normalises each token over its d features: use `dim=-1`."))
+    return mistakes
+
+
+def _check_layer_norm(answer) -> str:
+    layer_norm = require_function(answer, "layer_norm", 4)
+    for x, gamma, beta, eps, shown in _layer_norm_cases():
+        got = call(layer_norm, x, gamma, beta, eps, name="layer_norm", shown=shown)
+        if not isinstance(got, torch.Tensor):
+            raise Mistake(f"`layer_norm` returned a {type(got).__name__} for {shown}; return a torch tensor "
+                          "of the same shape as x.")
+        want = torch.nn.functional.layer_norm(x, x.shape[-1:], gamma, beta, eps)
+        expect_close(got, want, name="layer_norm", shown=shown, mistakes=_layer_norm_mistakes(x, gamma, beta, eps),
+                     rtol=1e-9, atol=1e-9)
+    return ("matches torch's LayerNorm on a batch, a single token, a large eps and constant tokens: per token, "
+            "biased variance, eps inside the square root, then gamma and beta.")
+
+
+LAYER_NORM = Exercise(
+    "Exercise 04.2: LayerNorm by hand",
+    _check_layer_norm,
+    [
+        "Work on the last dimension only: each token (a vector of d numbers) gets its own mean and variance. "
+        "Keep that dimension (keepdim=True) so the result broadcasts against x.",
+        "The variance LayerNorm uses is the mean of the squared deviations: it divides by d, not d - 1. "
+        "torch's .var() divides by d - 1 unless you say otherwise.",
+        "eps goes inside the square root: divide the centred x by sqrt(variance + eps).",
+        "Finish with the learnable part: multiply by gamma (entry by entry), then add beta.",
+    ],
+)
+
+
+# ----- Exercise 04.2: autograd against a central finite difference --------------------------
+
+_WEIGHT = torch.tensor([[0.5, -1.0, 0.3], [0.2, 0.8, -0.6]], dtype=torch.float64)
+
+
+def _cubic(x):
+    return (x ** 3).sum() - x.flatten()[0] * x.flatten()[-1]
+
+
+def _wavy(x):
+    return torch.sin(x).sum() * torch.cos(x).sum()
+
+
+def _tanh_layer(x):
+    return torch.tanh(_WEIGHT @ x).pow(2).sum()
+
+
+_GRADIENTS = {  # the exact gradients, written out by hand
+    _cubic: lambda x: 3 * x ** 2 - _ends(x),
+    _wavy: lambda x: torch.cos(x) * torch.cos(x).sum() - torch.sin(x) * torch.sin(x).sum(),
+    _tanh_layer: lambda x: _WEIGHT.T @ (2 * torch.tanh(_WEIGHT @ x) * (1 - torch.tanh(_WEIGHT @ x) ** 2)),
+}
+
+
+def _ends(x):
+    """d/dx of x_first * x_last, as a tensor shaped like x."""
+    flat = torch.zeros(x.numel(), dtype=x.dtype)
+    flat[0] += x.flatten()[-1]
+    flat[-1] += x.flatten()[0]
+    return flat.reshape(x.shape)
+
+
+def _gradient_cases() -> list[tuple]:
+    """(f, x, h, what the case is) for the gradient checker."""
+    return [
+        (_cubic, torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64), 1e-3,
+         "f(x) = sum(x^3) - x_first * x_last at x = [1, -2, 0.5], h = 1e-3"),
+        (_wavy, torch.tensor([[0.3, -1.2], [2.0, 0.7]], dtype=torch.float64), 1e-4,
+         "f(x) = sum(sin x) * sum(cos x) at a (2, 2) matrix x, h = 1e-4"),
+        (_tanh_layer, torch.tensor([0.4, -0.1, 1.5], dtype=torch.float64), 1e-6,
+         "f(x) = sum(tanh(W x)^2) at x = [0.4, -0.1, 1.5], h = 1e-6"),
+    ]
+
+
+_FLOAT32_ROUNDING = 20 * torch.finfo(torch.float32).eps
+
+
+def _one_sided(f, x, h, sign: float) -> torch.Tensor:
+    flat = x.detach().flatten()
+    base = float(f(x.detach()))
+    steps = []
+    for i in range(flat.numel()):
+        moved = flat.clone()
+        moved[i] += sign * h
+        steps.append(sign * (float(f(moved.reshape(x.shape))) - base) / h)
+    return torch.tensor(steps, dtype=torch.float64).reshape(x.shape)
+
+
+def _central(f, x, h, divisor: float) -> torch.Tensor:
+    flat = x.detach().flatten()
+    out = []
+    for i in range(flat.numel()):
+        plus, minus = flat.clone(), flat.clone()
+        plus[i] += h
+        minus[i] -= h
+        out.append((float(f(plus.reshape(x.shape))) - float(f(minus.reshape(x.shape)))) / divisor)
+    return torch.tensor(out, dtype=torch.float64).reshape(x.shape)
+
+
+def _check_gradient(answer) -> str:
+    gradient_check = require_function(answer, "gradient_check", 3)
+    for f, x, h, shown in _gradient_cases():
+        result = call(gradient_check, f, x, h, name="gradient_check", shown=shown)
+        if not isinstance(result, (tuple, list)) or len(result) != 2:
+            raise Mistake(f"`gradient_check` should return two tensors, (autograd gradient, finite-difference "
+                          f"gradient); for {shown} it returned {type(result).__name__} {_describe_short(result)}.")
+        auto, numeric = result
+        want = _GRADIENTS[f](x)
+        for label, got in (("autograd gradient", auto), ("finite-difference gradient", numeric)):
+            if not isinstance(got, torch.Tensor):
+                raise Mistake(f"the {label} for {shown} is a {type(got).__name__}; return a torch tensor shaped like x.")
+            if got.dtype != torch.float64:
+                raise Mistake(f"the {label} for {shown} is {got.dtype}: keep everything in float64. In float32 a "
+                              "difference of two nearly equal values keeps only about 7 digits, and dividing by a "
+                              "small h blows the rounding up.")
+        value = float(f(x))
+        expect_close(auto, want, name="gradient_check", shown=f"{shown} (autograd gradient)", rtol=1e-10, atol=1e-12,
+                     mistakes=[(torch.full_like(x, value),
+                                "the autograd gradient holds f(x) itself. Call .backward() on f(x) and return x.grad, "
+                                "the derivative, not the value."),
+                               (2 * want, "the autograd gradient is twice the right one: x.grad adds up over "
+                                "backward() calls; call backward() once, on a fresh copy of x.")])
+        try:
+            _expect_difference(numeric, want, f, x, h, shown)
+        except Mistake as mistake:
+            error = float((torch.as_tensor(numeric, dtype=torch.float64) - want).abs().max())
+            rounding = _FLOAT32_ROUNDING * max(1.0, abs(value)) / h  # what float32 values of f can cost
+            if "gives wrong values" in str(mistake) and error <= rounding:
+                raise Mistake(f"for {shown}: the finite difference is off by {error:.2g}, about what rounding f's "
+                              "values to float32 (7 digits) and dividing by h costs. Somewhere the values were "
+                              "computed in float32: keep x, the steps and f's values in float64.") from None
+            raise
+    return ("autograd and the central difference agree with the exact gradient on three functions, a vector "
+            "and a matrix x, with steps from 1e-3 to 1e-6, in float64.")
+
+
+def _expect_difference(numeric, want, f, x, h, shown) -> None:
+    """The finite difference must match ``want``; name the common mistakes if it does not."""
+    expect_close(numeric, want, name="gradient_check", shown=f"{shown} (finite-difference gradient)",
+                 rtol=1e-5, atol=1e-7, mistakes=[
+                     (_one_sided(f, x, h, 1.0), "the finite difference is one-sided, (f(x + h e_i) - f(x)) / h: "
+                      "its error shrinks only like h. Use the central difference "
+                      "(f(x + h e_i) - f(x - h e_i)) / (2h), whose error shrinks like h squared."),
+                     (_one_sided(f, x, h, -1.0), "the finite difference is one-sided, (f(x) - f(x - h e_i)) / h: "
+                      "use the central difference (f(x + h e_i) - f(x - h e_i)) / (2h)."),
+                     (_central(f, x, h, h), "the finite difference is twice the right one: the two points "
+                      "x + h e_i and x - h e_i are 2h apart, so divide by 2h."),
+                     (_all_at_once(f, x, h),
+                      "every entry of the finite difference is the same number: you moved all entries of x "
+                      "at once. Move one entry at a time (x + h e_i, with e_i zero except a 1 at entry i)."),
+                 ])
+
+
+def _all_at_once(f, x, h) -> torch.Tensor:
+    x = x.detach()
+    ones = torch.ones_like(x)
+    slope = (float(f(x + h * ones)) - float(f(x - h * ones))) / (2 * h)
+    return torch.full_like(x, slope)
+
+
+def _describe_short(value) -> str:
+    """A short description of what a learner returned, for a message."""
+    try:
+        return describe(value)
+    except (TypeError, ValueError):
+        return repr(value)[:60]
+
+
+GRADIENT_CHECK = Exercise(
+    "Exercise 04.1: autograd checked by a central difference",
+    _check_gradient,
+    [
+        "Autograd part: make a fresh leaf copy of x that records operations (x.detach().clone().requires_grad_(True)), "
+        "compute f of it, call .backward() on the result, and read .grad.",
+        "Finite-difference part: loop over the entries of x. For entry i build e_i, zero everywhere except a 1 at "
+        "entry i (torch.zeros_like(x), then set one entry), and evaluate f at x + h e_i and at x - h e_i.",
+        "The central difference is (f(x + h e_i) - f(x - h e_i)) / (2h). Store it at entry i of a tensor shaped "
+        "like x (x.flatten() and .reshape(x.shape) help when x is a matrix).",
+        "Do every step in float64 (the checker hands you float64 tensors: do not call .float()), and evaluate f "
+        "on tensors without requires_grad, or under torch.no_grad(), for the finite difference.",
+    ],
+)
