@@ -96,6 +96,7 @@ ACCEPTS = {
     "utils.plotting.log_safe": {"values": "negative zero nan inf huge array3d", "floor": "zero huge",
                                 "ceiling": "huge"},  # any magnitudes; any clipping range
     "utils.plotting.use_fixed_margins": {"left": "zero", "bottom": "zero"},  # no margin
+    "utils.plotting.short_number": {"value": "negative zero huge"},  # any tick value
     "utils.plotting.legend_below": {"xlabel_inches": "zero"},  # no x label under the axes
     "utils.shattered.input_gradient_curve": {"low": "negative zero", "high": "negative zero huge"},
     "utils.blocks.make_block_panel": {"scale": "zero"},  # the slider's left end
@@ -273,6 +274,8 @@ VALID = {
     "utils.plotting.use_fixed_margins": lambda: dict(fig=_figure()),
     "utils.plotting.legend_below": lambda: dict(fig=_figure()),
     "utils.plotting.tidy_log_yaxis": lambda: dict(ax=_log_axes()),
+    "utils.plotting.plain_log_ticks": lambda: dict(ax=_log_axes()),
+    "utils.plotting.short_number": lambda: dict(value=0.5),
     "utils.plotting.figure_png": lambda: dict(fig=_figure()),
     "utils.plotting.figure_svg": lambda: dict(fig=_figure()),
     "utils.plotting.show": lambda: dict(fig=_figure()),
@@ -339,9 +342,10 @@ def public_callables() -> dict:
 
 
 def parameters(function) -> list[inspect.Parameter]:
-    """The named parameters of ``function`` (``*args`` and ``**kwargs`` are left out)."""
+    """The named parameters of ``function`` (``*args``, ``**kwargs`` and ``_private`` ones,
+    such as the position matplotlib hands a tick formatter, are left out)."""
     return [p for p in inspect.signature(function).parameters.values()
-            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and not p.name.startswith("_")]
 
 
 def accepted_kinds(qualified_name: str, parameter: inspect.Parameter) -> set[str]:

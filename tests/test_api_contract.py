@@ -7,6 +7,7 @@ function rightly accepts, and its valid example arguments, are in tests/api_cont
 """
 from __future__ import annotations
 
+import inspect
 import math
 import re
 from pathlib import Path
@@ -53,11 +54,14 @@ SETTINGS = settings(max_examples=4, deadline=None, database=None, derandomize=Tr
 
 
 def _outcome(function, arguments: dict):
-    """Call ``function(**arguments)`` within the time limit; return the exception it
-    raised, or None."""
+    """Call ``function(**arguments)`` within the time limit (and enter the ``with`` block of
+    a @contextmanager, whose body only runs then); return the exception it raised, or None."""
     try:
         with contract.time_limit():
-            function(**arguments)
+            result = function(**arguments)
+            if inspect.isgeneratorfunction(getattr(function, "__wrapped__", None)):
+                with result:
+                    pass
     except contract.TookTooLong:
         raise
     except Exception as error:  # noqa: BLE001 - whatever it is, the test reports it

@@ -1,5 +1,5 @@
-"""The pure helpers of benchmarks/run.py and the widget sweep of benchmarks/widget_sweep.py
-(the benchmark itself runs kernels and is not a test)."""
+"""The pure helpers of the benchmark (benchmarks/report.py, kernel.py) and its widget sweep
+(benchmarks/widget_sweep.py); the benchmark itself runs kernels and a browser and is not a test."""
 import importlib.util
 import sys
 from pathlib import Path
@@ -18,39 +18,40 @@ def _load(name):
     return module
 
 
-run = _load("run")
+report = _load("report")
+kernel = _load("kernel")
 sweep = _load("widget_sweep")
 
 
 # ------------------------------------------------------------------ summaries and targets
 
 def test_summarize_gives_median_and_spread():
-    assert run.summarize([3.0, 1.0, 2.0]) == run.Summary(median=2.0, low=1.0, high=3.0, count=3)
-    assert run.summarize([1, 2, 3, 10]).median == 2.5
-    assert run.summarize([7]) == run.Summary(7.0, 7.0, 7.0, 1)
+    assert report.summarize([3.0, 1.0, 2.0]) == report.Summary(median=2.0, low=1.0, high=3.0, count=3)
+    assert report.summarize([1, 2, 3, 10]).median == 2.5
+    assert report.summarize([7]) == report.Summary(7.0, 7.0, 7.0, 1)
     with pytest.raises(ValueError, match="values"):
-        run.summarize([])
+        report.summarize([])
 
 
 def test_format_summary_shows_spread_only_when_there_is_one():
-    assert run.format_summary(run.Summary(12.34, 11.91, 13.0, 3)) == "12.3 (11.9–13.0)"
-    assert run.format_summary(run.Summary(412.6, 400.2, 431.0, 3), 0) == "413 (400–431)"
-    assert run.format_summary(run.Summary(12.34, 12.34, 12.34, 1)) == "12.3"
+    assert report.format_summary(report.Summary(12.34, 11.91, 13.0, 3)) == "12.3 (11.9–13.0)"
+    assert report.format_summary(report.Summary(412.6, 400.2, 431.0, 3), 0) == "413 (400–431)"
+    assert report.format_summary(report.Summary(12.34, 12.34, 12.34, 1)) == "12.3"
 
 
 def test_targets_follow_the_notebook_number():
-    assert run.targets_for("00_start_here.ipynb") == run.Targets(20.0, 400.0, 0.100, 3.0)
-    assert run.targets_for("/x/notebooks/06_gradient_flow.ipynb") == run.Targets(20.0, 400.0, 0.100, 3.0)
-    assert run.targets_for("08_training.ipynb") == run.Targets(60.0, 500.0, 0.100, 3.0)
-    assert run.targets_for("10_transformers.ipynb").widget_default_seconds == 0.300
+    assert report.targets_for("00_start_here.ipynb") == report.Targets(20.0, 400.0, 0.100, 3.0)
+    assert report.targets_for("/x/notebooks/06_gradient_flow.ipynb") == report.Targets(20.0, 400.0, 0.100, 3.0)
+    assert report.targets_for("08_training.ipynb") == report.Targets(60.0, 500.0, 0.100, 3.0)
+    assert report.targets_for("10_transformers.ipynb").widget_default_seconds == 0.300
     with pytest.raises(ValueError, match="name must look like NN_short_name"):
-        run.targets_for("intro.ipynb")
+        report.targets_for("intro.ipynb")
 
 
 def test_verdict_passes_at_the_limit_and_misses_above_it():
-    assert run.verdict(20.0, 20.0) == "pass"
-    assert run.verdict(19.9, 20.0) == "pass"
-    assert run.verdict(20.01, 20.0) == "miss"
+    assert report.verdict(20.0, 20.0) == "pass"
+    assert report.verdict(19.9, 20.0) == "pass"
+    assert report.verdict(20.01, 20.0) == "miss"
 
 
 # ------------------------------------------------------------------ /proc parsing
@@ -65,44 +66,44 @@ Threads:\t4
 
 
 def test_parse_vmhwm_reads_the_high_water_mark_in_bytes():
-    assert run.parse_vmhwm(STATUS) == 409600 * 1024  # not VmPeak (virtual) nor VmRSS (now)
+    assert kernel.parse_vmhwm(STATUS) == 409600 * 1024  # not VmPeak (virtual) nor VmRSS (now)
     with pytest.raises(ValueError, match="status has no 'VmHWM"):
-        run.parse_vmhwm("VmRSS:\t 1 kB\n")
+        kernel.parse_vmhwm("VmRSS:\t 1 kB\n")
 
 
 def test_parse_vmhwm_of_this_process_is_at_least_its_current_rss():
     import psutil
 
     rss = psutil.Process().memory_info().rss
-    peak = run.parse_vmhwm(Path("/proc/self/status").read_text())
+    peak = kernel.parse_vmhwm(Path("/proc/self/status").read_text())
     assert peak >= rss - 4096 * 1024  # the peak may not be below what is resident now (4 MB of slack)
 
 
 def test_parse_meminfo_total():
-    assert run.parse_meminfo_total("MemTotal:       24684032 kB\nMemFree: 1 kB\n") == 24684032 * 1024
+    assert kernel.parse_meminfo_total("MemTotal:       24684032 kB\nMemFree: 1 kB\n") == 24684032 * 1024
     with pytest.raises(ValueError, match="meminfo"):
-        run.parse_meminfo_total("MemFree: 1 kB\n")
+        kernel.parse_meminfo_total("MemFree: 1 kB\n")
 
 
 # ------------------------------------------------------------------ markdown and notebook names
 
 def test_markdown_table_is_exact_and_escapes_pipes():
-    table = run.markdown_table(["A", "B"], [[1, "x|y"], ["2.5", "z"]])
+    table = report.markdown_table(["A", "B"], [[1, "x|y"], ["2.5", "z"]])
     assert table == "| A | B |\n|---|---|\n| 1 | x\\|y |\n| 2.5 | z |"
     with pytest.raises(ValueError, match="row must have 2 cells"):
-        run.markdown_table(["A", "B"], [[1]])
+        report.markdown_table(["A", "B"], [[1]])
 
 
 def test_resolve_notebooks_by_default_prefix_and_path(tmp_path):
     for name in ("03_matrix.ipynb", "00_start_here.ipynb", "notes.ipynb", "04_blocks.ipynb"):
         (tmp_path / name).write_text("{}")
-    names = [p.name for p in run.resolve_notebooks([], tmp_path)]
+    names = [p.name for p in kernel.resolve_notebooks([], tmp_path)]
     assert names == ["00_start_here.ipynb", "03_matrix.ipynb", "04_blocks.ipynb"]
-    assert run.resolve_notebooks(["03"], tmp_path) == [tmp_path / "03_matrix.ipynb"]
-    assert run.resolve_notebooks(["04_blocks.ipynb"], tmp_path) == [tmp_path / "04_blocks.ipynb"]
-    assert run.resolve_notebooks([str(tmp_path / "notes.ipynb")], tmp_path) == [tmp_path / "notes.ipynb"]
+    assert kernel.resolve_notebooks(["03"], tmp_path) == [tmp_path / "03_matrix.ipynb"]
+    assert kernel.resolve_notebooks(["04_blocks.ipynb"], tmp_path) == [tmp_path / "04_blocks.ipynb"]
+    assert kernel.resolve_notebooks([str(tmp_path / "notes.ipynb")], tmp_path) == [tmp_path / "notes.ipynb"]
     with pytest.raises(ValueError, match="must name exactly one notebook"):
-        run.resolve_notebooks(["0"], tmp_path)
+        kernel.resolve_notebooks(["0"], tmp_path)
 
 
 # ------------------------------------------------------------------ the widget sweep
@@ -188,15 +189,15 @@ def _entry(default_seconds, moves, default_is_extreme=False):
 
 
 def test_judge_widget_checks_default_median_and_worst_setting():
-    targets = run.targets_for("03_matrix.ipynb")
-    fast = run.judge_widget(_entry([0.05, 0.09, 0.07], [("1", 0.04, True), ("500", 0.3, False),
+    targets = report.targets_for("03_matrix.ipynb")
+    fast = report.judge_widget(_entry([0.05, 0.09, 0.07], [("1", 0.04, True), ("500", 0.3, False),
                                                         ("1000", 2.5, True)]), targets)
     assert fast["misses"] == []
     assert fast["default"].median == pytest.approx(0.07)
     assert fast["extreme"] == (2.5, "1000") and fast["worst"] == (2.5, "1000")
-    slow = run.judge_widget(_entry([0.15, 0.12, 0.2], [("1", 0.1, True), ("1000", 3.4, True)]), targets)
+    slow = report.judge_widget(_entry([0.15, 0.12, 0.2], [("1", 0.1, True), ("1000", 3.4, True)]), targets)
     assert slow["misses"] == ["median at default 150 ms > 100 ms (+50 ms)", "3.40 s at 1000 > 3 s (+0.40 s)"]
-    notebook_10 = run.judge_widget(_entry([0.15, 0.12, 0.2], [("1", 0.1, True)]), run.targets_for("10_x.ipynb"))
+    notebook_10 = report.judge_widget(_entry([0.15, 0.12, 0.2], [("1", 0.1, True)]), report.targets_for("10_x.ipynb"))
     assert notebook_10["misses"] == []
 
 
@@ -208,21 +209,21 @@ def test_widget_rows_pool_runs_and_order_panels_by_cell():
 
     runs = [{"panels": [panel("b", "draw_late", 0.2), panel("a", "draw_early", 0.1)], "panel_cells": {"a": 2, "b": 7}},
             {"panels": [panel("d", "draw_late", 0.4), panel("c", "draw_early", 0.3)], "panel_cells": {"c": 2, "d": 7}}]
-    rows = run.widget_rows("02_slopes.ipynb", runs)
+    rows = report.widget_rows("02_slopes.ipynb", runs)
     assert [r["widget"] for r in rows] == ["draw_early, In [2]", "draw_late, In [7]"]
     assert rows[0]["default_seconds"] == [0.1, 0.3] and len(rows[1]["moves"]) == 2
 
 
 def test_build_report_marks_misses_with_their_size():
     def result(seconds, megabytes):
-        return {"error": None, "seconds": seconds, "peak_bytes": megabytes * run.MB, "panels": [], "panel_cells": {}}
+        return {"error": None, "seconds": seconds, "peak_bytes": megabytes * report.MB, "panels": [], "panel_cells": {}}
 
-    floor = {"runs": [{"seconds": 2.0, "peak_bytes": 300 * run.MB, "import_failures": "floor import failures: []"}]}
+    floor = {"runs": [{"seconds": 2.0, "peak_bytes": 300 * report.MB, "import_failures": "floor import failures: []"}]}
     results = {"02_slopes.ipynb": [result(10.0, 350), result(12.0, 360), result(11.0, 340)],
                "09_why.ipynb": [result(65.0, 450)]}
     info = {"cpu": "Test CPU", "cores": 2, "usable_cores": 2, "ram_gb": 8.0, "python": "3.11", "torch": "2.13",
             "numpy": "2.4", "matplotlib": "3.11", "ipywidgets": "8.1", "platform": "Linux"}
-    markdown, misses = run.build_report(results, floor, info, 3, "2026-11-30 18:35", (1.0, 2.0))
+    markdown, misses = report.build_report(results, floor, info, 3, "2026-11-30 18:35", (1.0, 2.0))
     assert misses == ["09_why.ipynb: wall time 65.0 s > 60 s (+5.0 s)"]
     assert "| 02_slopes.ipynb | 11.0 (10.0–12.0) | 20 | pass | 350 (340–360) | 1.17 | 400 | pass | pass |" in markdown
     assert "| 09_why.ipynb | 65.0 | 60 | miss | 450 | 1.50 | 500 | pass | miss |" in markdown
@@ -231,22 +232,22 @@ def test_build_report_marks_misses_with_their_size():
 
 def test_last_line_of_an_error_drops_colours_and_traceback():
     error = RuntimeError("Traceback (most recent call last):\n  File x\n\x1b[31mValueError\x1b[39m: depth must be positive\n")
-    assert run._last_line(error) == "ValueError: depth must be positive"
-    assert run._last_line(TimeoutError()) == "TimeoutError"
+    assert kernel._last_line(error) == "ValueError: depth must be positive"
+    assert kernel._last_line(TimeoutError()) == "TimeoutError"
 
 
 def test_redraw_floor_pools_every_move_of_the_floor_panel_in_ms():
     floor = {"runs": [{"panels": [{"controls": [{"default_seconds": [0.05, 0.07],
                                                  "moves": [{"seconds": 0.06}, {"seconds": 0.09}]}]}]},
                       {"panels": []}]}
-    summary = run.redraw_floor(floor)
-    assert summary == run.Summary(median=pytest.approx(0.065), low=0.05, high=0.09, count=4)
-    assert run.format_summary(run.scaled(summary, 1000), 0) == "65 (50–90)"
-    assert run.redraw_floor({"runs": [{}]}) is None
+    summary = report.redraw_floor(floor)
+    assert summary == report.Summary(median=pytest.approx(0.065), low=0.05, high=0.09, count=4)
+    assert report.format_summary(report.scaled(summary, 1000), 0) == "65 (50–90)"
+    assert report.redraw_floor({"runs": [{}]}) is None
 
 
 def test_format_summary_of_no_measurement_is_a_dash():
-    assert run.format_summary(run.summarize([float("nan")])) == "–"
+    assert report.format_summary(report.summarize([float("nan")])) == "–"
 
 
 def test_guard_gives_up_on_an_idle_kernel_and_lets_work_finish_otherwise():
@@ -257,24 +258,69 @@ def test_guard_gives_up_on_an_idle_kernel_and_lets_work_finish_otherwise():
     idle = subprocess.Popen(["sleep", "30"])  # stands in for a kernel that never got its request
     try:
         start = time.monotonic()
-        with pytest.raises(run.Stalled):
-            asyncio.run(run._guarded(asyncio.sleep(20), idle.pid, stall_seconds=1.5))
+        with pytest.raises(kernel.Stalled):
+            asyncio.run(kernel._guarded(asyncio.sleep(20), idle.pid, stall_seconds=1.5))
         assert time.monotonic() - start < 6  # not the 20 s the work would take
-        assert asyncio.run(run._guarded(asyncio.sleep(0.1, result="done"), idle.pid, stall_seconds=5)) == "done"
+        assert asyncio.run(kernel._guarded(asyncio.sleep(0.1, result="done"), idle.pid, stall_seconds=5)) == "done"
     finally:
         idle.kill()
         idle.wait()
 
 
 def test_build_report_lists_runs_restarted_after_a_hang():
-    result = {"error": None, "seconds": 5.0, "peak_bytes": 200 * run.MB, "stalls": ["cell In [9]"]}
+    result = {"error": None, "seconds": 5.0, "peak_bytes": 200 * report.MB, "stalls": ["cell In [9]"]}
     hung = {"error": "the kernel hung in every attempt (cell In [2])", "seconds": float("nan"),
             "peak_bytes": None, "stalls": ["cell In [2]"]}
-    floor = {"runs": [{"seconds": 2.0, "peak_bytes": 300 * run.MB, "import_failures": "floor import failures: []"}]}
+    floor = {"runs": [{"seconds": 2.0, "peak_bytes": 300 * report.MB, "import_failures": "floor import failures: []"}]}
     info = {"cpu": "Test CPU", "cores": 2, "usable_cores": 2, "ram_gb": 8.0, "python": "3.11", "torch": "2.13",
             "numpy": "2.4", "matplotlib": "3.11", "ipywidgets": "8.1", "platform": "Linux"}
-    markdown, misses = run.build_report({"05_flow.ipynb": [result], "08_x.ipynb": [hung]}, floor, info, 1,
+    markdown, misses = report.build_report({"05_flow.ipynb": [result], "08_x.ipynb": [hung]}, floor, info, 1,
                                         "2026-11-30 18:35", (1.0, 2.0))
     assert "05_flow.ipynb (cell In [9]); 08_x.ipynb (cell In [2])." in markdown
     assert "| 08_x.ipynb | – | 60 | – | – | – | 500 | – | error |" in markdown
     assert misses == ["08_x.ipynb: ERROR while executing: the kernel hung in every attempt (cell In [2])"]
+
+
+# ------------------------------------------------------------------ the browser part
+
+def test_percentile_interpolates_between_order_statistics():
+    assert report.percentile([3, 1, 2], 0.5) == 2
+    assert report.percentile(range(11), 0.9) == pytest.approx(9.0)
+    assert report.percentile([10, 20], 0.9) == pytest.approx(19.0)
+    assert report.percentile([], 0.5) != report.percentile([], 0.5)  # NaN
+    with pytest.raises(ValueError, match="fraction must be between 0 and 1"):
+        report.percentile([1], 1.5)
+
+
+def _move(ms, kernel_ms=None, jump=False, busy=True, what="slider 'depth' 20 ArrowRight"):
+    return {"what": what, "ms": ms, "decode_ms": 5.0, "kernel_ms": kernel_ms, "jump": jump, "busy": busy,
+            "control": "depth", "kind": "slider", "draw": "draw_x"}
+
+
+def test_judge_browser_widget_compares_median_and_p90_with_the_floor():
+    floor = [_move(ms) for ms in (100, 100, 100, 100, 200)]  # median 100, p90 160
+    fast = [_move(ms, kernel_ms=ms / 2) for ms in (140, 150, 150, 150, 300)] + [_move(2500, jump=True)]
+    judged = report.judge_browser_widget(fast, floor)
+    assert (judged["median"], judged["median_ratio"]) == (150, 1.5)
+    assert judged["p90"] == pytest.approx(240) and judged["p90_ratio"] == pytest.approx(1.5)
+    assert judged["kernel_median"] == 75 and judged["heaviest"]["ms"] == 2500 and judged["misses"] == []
+    slow = [_move(ms) for ms in (151, 151, 400)] + [_move(3100, jump=True, busy=False, what="slider 'depth' 30 End")]
+    misses = report.judge_browser_widget(slow, floor)["misses"]
+    assert misses == ["median 151 ms is 1.51x the floor (> 1.5x)", "p90 350 ms is 2.19x the floor's (> 2.0x)",
+                      "slider 'depth' 30 End took 3.1 s (> 3 s)",
+                      "a jump to a slider's end did not show the busy status"]
+
+
+def test_browser_report_has_a_row_per_liveplot_and_replaces_its_section():
+    results = {"floor": [_move(100, kernel_ms=20)] * 3, "errors": [],
+               "notebooks": {"02_x.ipynb": [{"index": 0, "moves": [_move(120, kernel_ms=60)] * 3}]}}
+    section, misses = report.browser_report(results)
+    assert section.startswith(report.BROWSER_HEADING) and misses == []
+    assert ("| 02_x.ipynb | draw_x (LivePlot 1) | depth | 3 | 120 | 120 | 1.20 | 1.20 | 60 | 5 | – | pass |"
+            in section)
+    old = "# Benchmark results\n\n## Widgets\n\ntable\n\n## Misses\n\nNone.\n"
+    once = report.with_browser_section(old, section)
+    assert once.index("## Widgets\n") < once.index(report.BROWSER_HEADING) < once.index("## Misses")
+    twice = report.with_browser_section(once, section.replace("| 120 | 120 |", "| 130 | 130 |"))
+    assert twice.count(report.BROWSER_HEADING) == 1 and "| 130 | 130 |" in twice and "## Misses" in twice
+    assert report.browser_report({"floor": [], "errors": ["no Chromium"]})[1] == ["no Chromium"]

@@ -111,3 +111,25 @@ def test_describe_and_cases_from_seed():
     assert len(first) == 2 and np.array_equal(first[1][0], again[1][0])
     with pytest.raises(ValueError, match="count"):
         core.cases_from_seed(0, 0, lambda rng: ())
+
+
+def test_call_sees_requires_grad_switched_on_the_callers_tensor():
+    def switch_on(t):
+        t.requires_grad_(True)
+        return t.sum()
+
+    with pytest.raises(Mistake, match="switched requires_grad on on its argument number 1"):
+        core.call(switch_on, torch.ones(3), name="f", shown="t")
+    gate = torch.zeros((), requires_grad=True)
+    assert float(core.call(lambda t: t.detach() + 1, gate, name="f", shown="a gate")) == 1.0
+
+
+@pytest.mark.parametrize("value", [np.ones(2, dtype=np.float32), torch.ones(2), torch.ones(2, dtype=torch.float16)])
+def test_expect_float64_names_low_precision(value):
+    with pytest.raises(Mistake, match=r"your result for x = \[1\] is float(32|16): keep it in float64. Why."):
+        core.expect_float64(value, what="your result", shown="x = [1]", why="Why.")
+
+
+@pytest.mark.parametrize("value", [np.ones(2), torch.ones(2, dtype=torch.float64), [1.0, 2.0], 3.0])
+def test_expect_float64_accepts_float64_and_plain_numbers(value):
+    assert core.expect_float64(value, what="your result", shown="x", why="Why.") is None

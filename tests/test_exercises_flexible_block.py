@@ -37,6 +37,11 @@ CASES = [
         ("post normalises x everywhere", _forward(_RIGHT_PRE, "norm(x) + s * branch(norm(x))"), "fed LN(x) to the branch. Post-norm adds first"),
         ("pre norm on the skip", _forward("norm(x) + s * branch(x)", _RIGHT_POST), "the LayerNorm is on the skip path"),
         ("post no norm", _forward(_RIGHT_PRE, "x + s * branch(x)"), "post-norm returns LN(x + s * F(x))."),
+        ("own LayerNorm", _forward("x + s * branch(F.layer_norm(x, x.shape[-1:]))", _RIGHT_POST),
+         "a LayerNorm of your own"),
+        ("pre scales the sum", _forward("s * (x + branch(norm(x)))", _RIGHT_POST), "the scale multiplies the whole sum"),
+        ("post scales the output", _forward(_RIGHT_PRE, "s * norm(x + branch(x))"), "the scale multiplies the whole output"),
+        ("float32 output", _forward(f"({_RIGHT_PRE}).float()", _RIGHT_POST), "float32 keeps only about 7 digits: compute"),
     ]),
     ExerciseCases(ex.REZERO, NOTEBOOK, "ReZeroBlock", wrong=[
         ("with a LayerNorm", _rezero(_ALPHA + "\n        self.norm = nn.LayerNorm(d)",
@@ -51,6 +56,10 @@ CASES = [
         ("not a module", "class ReZeroBlock:\n    def __init__(self, d):\n        self.d = d\n", "must subclass nn.Module"),
         ("other names", "class ReZeroBlock(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"
          "        self.up = nn.Linear(d, 4 * d)\n", "has no nn.Linear called `fc1`"),
+        ("an instance", _rezero(_ALPHA, _RIGHT) + "\nReZeroBlock = ReZeroBlock(8)\n",
+         "pass the class `ReZeroBlock`, not `ReZeroBlock(d)`"),
+        ("tanh GELU", _rezero(_ALPHA, "x + self.alpha * self.fc2(F.gelu(self.fc1(x), approximate='tanh'))"),
+         "tanh approximation of GELU"),
     ]),
 ]
 

@@ -19,6 +19,9 @@ CASES = [
          "    return np.eye(len(x)) + W2 @ np.diag(np.maximum(W1 @ x, 0)) @ W1\n", "must hold its slopes"),
         ("switch from x", "def block_jacobian(x, W1, W2):\n"
          "    return np.eye(len(x)) + W2 @ np.diag((x > 0).astype(float)) @ W1\n", "decided by x > 0"),
+        ("wrong order", _D + "    return np.eye(len(x)) + W1 @ D @ W2\n", "wrong order, W1 D W2"),
+        ("float32 result", _D + "    return (np.eye(len(x)) + W2 @ D @ W1).astype(np.float32)\n",
+         "is float32: keep it in float64. Your formula may be right"),
     ]),
     ExerciseCases(ex.FINITE_DIFFERENCE, NOTEBOOK, "finite_difference_jacobian", wrong=[
         ("one-sided", _FD + "        columns.append((f(x + step) - f(x)) / eps)\n    return np.stack(columns, axis=1)\n",
@@ -30,7 +33,7 @@ CASES = [
         ("all at once", _FD + "        columns.append((f(x + eps) - f(x - eps)) / (2 * eps))\n    return np.stack(columns, axis=1)\n",
          "you moved all inputs at once"),
         ("float32 result", _FD + "        columns.append((f(x + step) - f(x - step)) / (2 * eps))\n"
-         "    return np.stack(columns, axis=1).astype(np.float32)\n", "your result is float32"),
+         "    return np.stack(columns, axis=1).astype(np.float32)\n", "is float32: keep it in float64. In float32 f's values"),
         ("float32 inside", _FD.replace("columns = []", "columns = []\n    x32 = x.astype(np.float32)")
          + "        s32 = step.astype(np.float32)\n"
          "        columns.append((f(x32 + s32).astype(np.float64) - f(x32 - s32).astype(np.float64)) / (2 * eps))\n"

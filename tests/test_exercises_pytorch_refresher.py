@@ -35,6 +35,11 @@ CASES = [
          "gamma and beta are swapped"),
         ("NumPy result", _LN + "    y = (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False, keepdim=True) + eps)\n"
          "    return (gamma * y + beta).numpy()\n", "return a torch tensor"),
+        ("float32 result", _LN + "    y = (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False, keepdim=True) + eps)\n"
+         "    return (gamma * y + beta).float()\n", "float32 keeps only about 7 digits of each entry"),
+        ("no keepdim", "def layer_norm(x, gamma, beta, eps):\n    mean = x.mean(dim=-1)\n"
+         "    return gamma * (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False) + eps) + beta\n",
+         "lost its last dimension"),
     ]),
     ExerciseCases(ex.GRADIENT_CHECK, NOTEBOOK, "gradient_check", wrong=[
         ("one-sided", _GC + "        out[i] = (f((flat + step).reshape(x.shape)) - f(x.detach())) / h\n"
@@ -42,7 +47,7 @@ CASES = [
         ("divided by h", _GC + "        out[i] = (f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / h\n"
          "    return leaf.grad, out.reshape(x.shape)\n", "divide by 2h"),
         ("float32", _GC + "        out[i] = (f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / (2 * h)\n"
-         "    return leaf.grad.float(), out.reshape(x.shape).float()\n", "keep everything in float64"),
+         "    return leaf.grad.float(), out.reshape(x.shape).float()\n", "is float32: keep it in float64. In float32 a difference"),
         ("value not gradient", _GC + "        out[i] = (f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / (2 * h)\n"
          "    return torch.full_like(x, float(f(x))), out.reshape(x.shape)\n", "holds f(x) itself"),
         ("all entries at once", "def gradient_check(f, x, h):\n"
@@ -55,6 +60,11 @@ CASES = [
          .replace("out = torch.zeros_like(flat)", "out = torch.zeros_like(flat, dtype=torch.float64)")
          + "        out[i] = float(f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / (2 * h)\n"
          "    return leaf.grad, out.reshape(x.shape)\n", "rounding"),
+        ("requires_grad on the caller's x", "def gradient_check(f, x, h):\n    x.requires_grad_(True)\n"
+         "    f(x).backward()\n    flat = x.detach().flatten()\n    out = torch.zeros_like(flat)\n"
+         "    for i in range(flat.numel()):\n        step = torch.zeros_like(flat)\n        step[i] = h\n"
+         "        out[i] = (f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / (2 * h)\n"
+         "    return x.grad, out.reshape(x.shape)\n", "switched requires_grad on"),
     ]),
 ]
 

@@ -209,12 +209,105 @@ def test_reuse_axes_rebuilds_after_a_clear_or_for_another_layout():
         plotting.reuse_axes(fig, "two axes")
 
 
-def test_figure_svg_is_an_svg_of_the_figure_size_with_text_as_shapes():
+def test_figure_svg_is_an_svg_of_the_figure_size_with_its_text_and_font_inside():
+    import base64
+    import io
+    import re
+
+    from fontTools.ttLib import TTFont
+
     fig, ax = plotting.new_figure(width=3, height=2)
-    ax.set_title("a title")
+    ax.set_title("a title α − 1")
+    ax.plot(range(50), ".", rasterized=True)
     svg = plotting.figure_svg(fig)
     assert svg.startswith("<?xml") and '<svg xmlns' in svg
     assert 'width="216pt" height="144pt"' in svg  # 72 points per inch
-    assert "<text" not in svg  # letters as paths: the same shapes as in the PNGs
+    assert ">a title α − 1</text>" in svg and "font-family: 'DejaVu Sans'" in svg
+    assert svg.count("@font-face") == 1 and svg.count("<image") == 1  # the rasterized dots: one picture
+    font = re.search(r"base64,([A-Za-z0-9+/=]+)\) format\(\"woff\"\)", svg).group(1)
+    embedded = TTFont(io.BytesIO(base64.b64decode(font)))
+    assert embedded["name"].getDebugName(1) == "DejaVu Sans"
+    assert {ord(c) for c in "a title α − 1 0123456789e+-"} <= set(embedded.getBestCmap())
     with pytest.raises(TypeError, match="fig must be a matplotlib Figure"):
         plotting.figure_svg(None)
+
+
+def test_empty_figure_has_the_size_and_constrained_layout_and_no_axes():
+    fig = plotting.empty_figure(6, 4.5)
+    assert tuple(fig.get_size_inches()) == (6.0, 4.5) and fig.axes == []
+    assert type(fig.get_layout_engine()).__name__ == "ConstrainedLayoutEngine"
+    with pytest.raises(ValueError, match="height must be at most 30"):
+        plotting.empty_figure(6, 31)
+
+
+def test_short_number_is_plain_in_the_middle_and_short_exponents_outside():
+    assert [plotting.short_number(v) for v in (0.5, 2.0, 1.25, 1000.0, 0.0)] == ["0.5", "2", "1.25", "1000", "0"]
+    assert [plotting.short_number(v) for v in (1e8, 1e-6, 3e12)] == ["1e8", "1e-6", "3e12"]
+
+
+def _log_axes(low, high):
+    fig, ax = plotting.new_figure()
+    ax.set_yscale("log")
+    ax.set_ylim(low, high)
+    return fig, ax
+
+
+def test_plain_log_ticks_uses_1_2_5_then_1_to_9_then_even_steps():
+    fig, ax = _log_axes(0.36, 2.1)
+    plotting.plain_log_ticks(ax)
+    assert list(ax.get_yticks()) == pytest.approx([0.5, 1, 2])
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["0.5", "1", "2"]
+    assert len(ax.yaxis.get_minor_locator()()) == 0
+    fig, ax = _log_axes(0.9, 3.5)  # 1-2-5 gives two ticks only
+    plotting.plain_log_ticks(ax)
+    assert list(ax.get_yticks()) == pytest.approx([0.9, 1, 2, 3])
+    fig, ax = _log_axes(0.83, 1.8)  # less than a factor of two: even steps
+    plotting.plain_log_ticks(ax)
+    ticks = ax.get_yticks()
+    assert len(ticks) >= 3 and 0.83 <= ticks.min() and ticks.max() <= 1.8
+    assert np.diff(ticks) == pytest.approx(np.full(len(ticks) - 1, ticks[1] - ticks[0]))
+
+
+def test_plain_log_ticks_around_a_data_range_widens_the_limits_to_show_them():
+    fig, ax = _log_axes(1, 10)
+    plotting.plain_log_ticks(ax, 0.7, 3.1)
+    assert list(ax.get_yticks()) == pytest.approx([0.5, 1, 2])
+    low, high = ax.get_ylim()
+    assert low == pytest.approx(0.45) and high == pytest.approx(3.41)
+    with pytest.raises(ValueError, match="give both low and high"):
+        plotting.plain_log_ticks(ax, 0.7)
+    fig, linear = plotting.new_figure()
+    with pytest.raises(ValueError, match="must have a log y axis"):
+        plotting.plain_log_ticks(linear)
+
+
+def test_the_embedded_svg_font_is_matplotlibs_font_cut_to_the_listed_characters():
+    """Rebuilds the stored subset (utils/dejavu_sans_subset.woff) with fontTools from the font
+    matplotlib draws with, and checks that every listed character is there with the same shape."""
+    from fontTools import subset
+    from fontTools.pens.recordingPen import RecordingPen
+    from fontTools.ttLib import TTFont
+    from matplotlib import font_manager
+
+    source = font_manager.findfont(font_manager.FontProperties(family="DejaVu Sans"))
+    wanted = [c for low, high in plotting.SVG_FONT_CHARACTERS for c in range(low, high + 1)]
+    rebuilt = TTFont(source)
+    options = subset.Options()
+    options.hinting, options.layout_features = False, []
+    options.drop_tables += ["FFTM"]
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(unicodes=wanted)
+    subsetter.subset(rebuilt)
+    stored = TTFont(plotting.SVG_FONT_FILE)
+    assert stored.flavor == "woff" and stored["name"].getDebugName(1) == "DejaVu Sans"
+    assert set(stored.getBestCmap()) == set(rebuilt.getBestCmap())  # the same characters
+    assert len(stored.getBestCmap()) > 250  # ASCII, Latin-1, Greek, ...
+
+    def outline(font, character):
+        pen = RecordingPen()
+        glyphs = font.getGlyphSet()
+        glyphs[font.getBestCmap()[ord(character)]].draw(pen)
+        return pen.value, glyphs[font.getBestCmap()[ord(character)]].width
+
+    for character in "Rg1e−α→≤±·…":
+        assert outline(stored, character) == outline(rebuilt, character), character

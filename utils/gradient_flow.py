@@ -387,7 +387,10 @@ SCALE_CHOICES = (("ReZero (learnable, 0 at init)", REZERO), ("0.1", 0.1), ("0.5"
                  ("2.0", 2.0), ("4.0", 4.0))
 
 
-_WIDGET_WEIGHTS = WeightStream(WIDGET_D, WIDGET_SEED, cache_layers=32)  # 32 layers: about 17 MB
+# The first 128 layers' weights stay in memory once drawn (about 0.5 MB each, so up to 68 MB
+# once a learner has gone past depth 128; 17 MB at the notebook's depth 30): a depth step then
+# redraws without drawing its weights again, which was most of a step's time.
+_WIDGET_WEIGHTS = WeightStream(WIDGET_D, WIDGET_SEED, cache_layers=128)
 
 
 @lru_cache(maxsize=64)
@@ -452,14 +455,6 @@ def summary_text(profile: LayerProfile, residual: bool, norm: str, scale) -> str
     return "\n".join(lines)
 
 
-def _short_number(value: float, _position=None) -> str:
-    """Tick label: 0.5, 2, 1e8, 1e-6 (no mathtext, no '+' and no leading zeros)."""
-    if 1e-3 <= value < 1e4:
-        return f"{value:g}"
-    mantissa, exponent = f"{value:.0e}".split("e")
-    return f"{mantissa}e{int(exponent)}"
-
-
 def _plain_log_ticks(ax, values) -> None:
     """Log-axis ticks as plain text without minor ticks (much faster to draw than the
     default mathtext labels): powers of ten over a wide range, a few round numbers when
@@ -472,11 +467,16 @@ def _plain_log_ticks(ax, values) -> None:
         ax.set_ylim(middle / 1.5, middle * 1.5)
     low, high = ax.get_ylim()
     if high / low < 20:
-        ax.yaxis.set_major_locator(ticker.MaxNLocator(nbins=5))
-    else:
-        ax.yaxis.set_major_locator(ticker.LogLocator(base=10, numticks=8))
-    ax.yaxis.set_major_formatter(ticker.FuncFormatter(_short_number))
+        plotting.plain_log_ticks(ax)
+        return
+    ax.yaxis.set_major_locator(ticker.LogLocator(base=10, numticks=8))
+    ax.yaxis.set_major_formatter(ticker.FuncFormatter(plotting.short_number))
     ax.yaxis.set_minor_locator(ticker.NullLocator())
+
+
+def _flow_axes(fig):
+    plotting.use_fixed_margins(fig, left=0.13, right=0.97, bottom=0.14, top=0.9)
+    return fig.subplots()
 
 
 def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = "pre", scale=1.0) -> str:
@@ -487,8 +487,7 @@ def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = 
     color = plotting.RESIDUAL_COLOR if residual else plotting.PLAIN_COLOR
     # Fixed margins, few ticks with plain labels and a fixed title position: constrained
     # layout, mathtext log labels and automatic title placement would make each redraw slower.
-    plotting.use_fixed_margins(fig, left=0.13, right=0.97, bottom=0.14, top=0.9)
-    ax = fig.subplots()
+    ax = plotting.reuse_axes(fig, _flow_axes)
     under, over = plotting.plot_log_safe(ax, np.arange(profile.depth + 1), profile.gain, color=color,
                                          label="gradient gain")
     ax.axhline(1.0, color="grey", lw=1, ls="--")

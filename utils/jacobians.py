@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from .numpy_block import forward
-from .plotting import (PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, legend_below, plot_log_safe, reuse_axes,
+from .plotting import (PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, legend_below, plain_log_ticks, plot_log_safe, reuse_axes,
                        tidy_log_yaxis, use_fixed_margins)
 from .slopes import MAX_DEPTH, plotted_depths, text_table
 
@@ -224,7 +224,9 @@ def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
     for ax, title, ticks in ((both, "plain and residual", 6), (zoom, "residual only, zoomed in", 4)):
         ax.axhline(1.0, color="grey", lw=1, ls=":")
         tidy_log_yaxis(ax)
-        _label_narrow_log_axis(ax)
+        low, high = sorted(ax.get_ylim())
+        if np.log10(high) - np.log10(low) < 2:  # else tidy_log_yaxis has labelled the decades
+            plain_log_ticks(ax)
         ax.set_xlabel("depth (number of layers)")
         ax.xaxis.set_major_locator(MaxNLocator(nbins=ticks, integer=True))  # few labels: a faster redraw
         ax.set_title(title, fontsize=11, y=1.01)  # a set height: no measuring of the ticks
@@ -243,23 +245,6 @@ def _two_panels(fig):
     panels = fig.subplots(1, 2, gridspec_kw={"width_ratios": (3, 2), "wspace": 0.25})
     use_fixed_margins(fig, left=0.1, right=0.98, bottom=0.13, top=0.86)
     return panels
-
-
-def _label_narrow_log_axis(ax) -> None:
-    """A log axis spanning less than two decades (e.g. 0.36 to 2.1): ticks at 1-2-5 values
-    printed plainly (0.5, 1, 2), instead of matplotlib's sparse math-text labels."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
-
-    low, high = sorted(ax.get_ylim())
-    if np.log10(high) - np.log10(low) >= 2:
-        return  # tidy_log_yaxis has labelled the decades
-    exponents = range(int(np.floor(np.log10(low))), int(np.ceil(np.log10(high))) + 1)
-    ticks = [m * 10.0 ** e for e in exponents for m in (1, 2, 5) if low <= m * 10.0 ** e <= high]
-    if len(ticks) < 3:  # very narrow: add the 1-9 steps of each decade
-        ticks = [m * 10.0 ** e for e in exponents for m in range(1, 10) if low <= m * 10.0 ** e <= high]
-    ax.yaxis.set_major_locator(FixedLocator(ticks))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-    ax.yaxis.set_minor_locator(NullLocator())
 
 
 def drift_table(depths=(10, 50, 200, 1000), scales=(0.01, 0.1, 1.0), *, dim=16, seed=0) -> str:

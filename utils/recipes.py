@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .plotting import PALETTE, log_safe, plot_log_safe, tidy_log_yaxis
+from .plotting import PALETTE, log_safe, plot_log_safe, reuse_axes, tidy_log_yaxis, use_fixed_margins
 from .validation import (check_axes, check_choice, check_cost, check_figure, check_float, check_int, check_module,
                          check_tensor, check_text, invalid)
 
@@ -247,17 +247,44 @@ def draw_losses(fig, histories: dict) -> str:
     return "\n".join(notes)
 
 
+def _signal_axes(fig):
+    """One panel with fixed margins: constrained layout would measure every label again on
+    each redraw (about a third of it)."""
+    use_fixed_margins(fig, left=0.11, right=0.985, bottom=0.115, top=0.93)
+    return fig.subplots()
+
+
+_SIGNALS: dict = {}  # (recipe, depth, batch shape, batch hash) -> (forward, backward): a widget's settings, a few kB each
+_SIGNALS_KEPT = 256
+
+
+def _signal(recipe: str, depth: int, x: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """``signal_at_init`` of a fresh ``build_deep_mlp(depth, recipe)``, remembered per
+    setting and input batch, so a slider moved back redraws without rebuilding the model."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be the input batch, a tensor of shape (n, 64), got {type(x).__name__}")
+    key = (recipe, depth, tuple(x.shape), hash(x.detach().cpu().numpy().tobytes()))
+    if key not in _SIGNALS:
+        if len(_SIGNALS) >= _SIGNALS_KEPT:
+            _SIGNALS.pop(next(iter(_SIGNALS)))
+        forward, backward = signal_at_init(build_deep_mlp(depth, recipe), x)
+        forward.flags.writeable = backward.flags.writeable = False
+        _SIGNALS[key] = forward, backward
+    return _SIGNALS[key]
+
+
 def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x) -> str:
     """The widget picture: forward RMS of the stream and backward RMS of the gradient
     through every block of a fresh ``build_deep_mlp(depth, recipe)``, on log axes with
     overflow marked, for the inputs ``x``. Returns a one-line summary."""
     check_figure("fig", fig)
+    check_choice("recipe", recipe, RECIPES)
+    branches(depth)
     check_tensor("x", x, ndim=2, last_dim=64, shape_text="(n, 64), the input batch")
-    model = build_deep_mlp(depth, recipe)
-    forward, backward = signal_at_init(model, x)
+    forward, backward = _signal(recipe, depth, x)
     color = RECIPE_COLORS[recipe]
     index = np.arange(forward.size)
-    ax = fig.subplots()
+    ax = reuse_axes(fig, _signal_axes)
     _, over_f = plot_log_safe(ax, index, forward, color=color, label="forward: RMS of the stream")
     _, over_b = plot_log_safe(ax, index, backward, color=color, ls="--",
                               label="backward: RMS of the gradient")
@@ -271,7 +298,7 @@ def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x) -> str:
     ax.legend(loc="lower center", fontsize=10)  # a fixed place: "best" is slow to compute
     finding = ("the signal overflows" if over_f or over_b
                else f"stream x{forward[-1] / forward[0]:.2g}, gradient x{backward[0] / backward[-1]:.2g}")
-    ax.set_title(f"{recipe}, {depth} layers at initialisation: {finding}", fontsize=11)
+    ax.set_title(f"{recipe}, {depth} layers at initialisation: {finding}", fontsize=11, y=1.0)  # no placement search
     describe = lambda a, over: (f"overflowed (inf or NaN) at {over} of {a.size} points" if over
                                 else f"{a[0]:.3g} -> {a[-1]:.3g} (x{a[-1] / a[0]:.3g})")
     return (f"forward, stem to last block: {describe(forward, over_f)}\n"

@@ -167,7 +167,8 @@ def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
     if depth == 1:
         ax.set_xlim(0.5, 1.5)
     ax.set_title(f"After {depth} layers: plain {format_plain(plain[-1])}, "
-                 f"residual {format_residual(low[-1])} to {format_residual(high[-1])}")
+                 f"residual {format_residual(low[-1])} to {format_residual(high[-1])}",
+                 y=1.0)  # a set height: matplotlib's search for a free spot is a seventh of a redraw
     legend_below(fig, ncols=2, fontsize=LEGEND_FONTSIZE)
     return (f"depth {depth}: plain {format_plain(plain[-1])} ({_fate(abs(plain[-1]))}); "
             f"{_residual_summary(low[-1], high[-1])}.")

@@ -248,10 +248,8 @@ def draw_stream(fig, streams: dict, *, title: str | None = None) -> str:
     the stream each sublayer reads (blue) and of what it writes (green), on a log axis
     labelled with plain numbers (0.2, 0.5, 1, 2). ``title`` states the finding above the
     panels; without it, the title gives each stream's growth."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
-
     from .diagrams import BRANCH_COLOR
-    from .plotting import RESIDUAL_COLOR
+    from .plotting import RESIDUAL_COLOR, plain_log_ticks
 
     check_figure("fig", fig)
     if not isinstance(streams, dict) or not streams:
@@ -273,14 +271,8 @@ def draw_stream(fig, streams: dict, *, title: str | None = None) -> str:
         lines.append(f"{label}: stream RMS {stream['stream'][0]:.2f} -> {stream['final']:.2f}, "
                      f"last write/stream {stream['ratio'][-1]:.3f}")
     positive = [v for v in values if np.isfinite(v) and v > 0]
-    if positive:  # plain-number ticks (1-2-5 steps) inside the data's range
-        low, high = min(positive), max(positive)
-        ticks = [m * 10.0 ** e for e in range(int(np.floor(np.log10(low))), int(np.ceil(np.log10(high))) + 1)
-                 for m in (1, 2, 5) if low / 1.5 <= m * 10.0 ** e <= high * 1.5]
-        axes[0].yaxis.set_major_locator(FixedLocator(ticks))
-        axes[0].yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
-        axes[0].yaxis.set_minor_locator(NullLocator())
-        axes[0].set_ylim(min(low, ticks[0]) * 0.9, max(high, ticks[-1]) * 1.1)  # every tick in view
+    if positive:  # plain-number ticks around the data's range
+        plain_log_ticks(axes[0], min(positive), max(positive))
     axes[0].set_ylabel("root mean square")
     axes[0].legend(loc="best")
     fig.suptitle(title if title is not None else "; ".join(

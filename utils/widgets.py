@@ -12,7 +12,6 @@ import weakref
 
 import ipywidgets as widgets
 from IPython.display import display
-from matplotlib.figure import Figure
 
 from . import plotting
 from .validation import check_callable, check_float, invalid
@@ -47,7 +46,7 @@ class LivePlot:
         height = check_float("height", height, minimum=1, maximum=30)
         self.draw = draw
         self.controls = controls
-        self.figure = Figure(figsize=(width, height), layout="constrained")
+        self.figure = plotting.empty_figure(width, height)
         self.status = widgets.HTML(value="")
         pixels = round(width * self.figure.dpi)  # as wide as the stored PNG of the same figure
         self.image = widgets.Image(format="svg+xml", layout=widgets.Layout(

@@ -122,6 +122,11 @@ def call(answer: Callable, *args, name: str, shown: str):
     except Exception as error:
         raise Mistake(f"`{name}` raised {type(error).__name__} ({error}) when called with {shown}.") from None
     for position, (original, passed) in enumerate(zip(args, copies)):
+        flag = getattr(original, "requires_grad", None)
+        if isinstance(flag, bool) and flag != getattr(passed, "requires_grad", flag):
+            raise Mistake(f"`{name}` switched requires_grad {'off' if flag else 'on'} on its argument number "
+                          f"{position + 1} when called with {shown}. Work on a copy (for example "
+                          "x.detach().clone().requires_grad_(True)): the caller's tensor must stay as it was.")
         if not _same(original, passed):
             raise Mistake(f"`{name}` changed its argument number {position + 1} in place when called with "
                           f"{shown}. Compute a new value instead (for example `x + f` rather than `x += f`): "
@@ -141,6 +146,17 @@ def as_array(value, name: str, shown: str) -> np.ndarray:
         raise Mistake(f"`{name}` returned a {type(value).__name__} for {shown}; it should return numbers "
                       "(an array).") from None
     return array
+
+
+_LOW_PRECISION = ("float32", "float16", "bfloat16")
+
+
+def expect_float64(value, *, what: str, shown: str, why: str) -> None:
+    """A float32 (or float16) array or tensor gets its own message: the formula may be right,
+    and "wrong values, work through one entry by hand" would send the learner hunting."""
+    kind = str(getattr(value, "dtype", "")).removeprefix("torch.")
+    if kind in _LOW_PRECISION:
+        raise Mistake(f"{what} for {shown} is {kind}: keep it in float64. {why}")
 
 
 def expect_close(got, want, *, name: str, shown: str, mistakes=(), rtol: float = 1e-6, atol: float = 1e-9) -> None:

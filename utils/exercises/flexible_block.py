@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as functional
 from torch import nn
 
-from utils.exercises.core import Exercise, Mistake, call, expect_close, require_function
+from utils.exercises.core import Exercise, Mistake, call, expect_close, expect_float64, require_function
 
 _D = 6
 
@@ -47,8 +47,13 @@ def _forward_cases() -> list[tuple]:
 def _forward_mistakes(x, s, position, norm, branch) -> list[tuple]:
     """The wrong results of the common mistakes for one case, each with what to say."""
     ln, f = norm(x), branch
+    own = ("you normalised with a LayerNorm of your own (gamma = 1, beta = 0). Use the `norm` you were given: "
+           "it has its own gamma and beta.")
     if position == "pre":
         return [
+            (x + s * f(functional.layer_norm(x, x.shape[-1:])), own),
+            (s * (x + f(ln)), "the scale multiplies the whole sum, s * (x + F(LN(x))). It belongs on the branch "
+             "only: x + s * F(LN(x)), so that the skip path carries x untouched."),
             (norm(x + s * f(x)), "for position 'pre' you normalised the sum x + s F(x): that is post-norm. "
              "Pre-norm normalises only what enters the branch: x + s * F(LN(x))."),
             (norm(x + s * f(ln)), "you normalised the sum as well. In pre-norm the LayerNorm sits only on the "
@@ -63,6 +68,9 @@ def _forward_mistakes(x, s, position, norm, branch) -> list[tuple]:
             (f(ln), "you returned F(LN(x)) only: scale it by s and add x."),
         ]
     return [
+        (functional.layer_norm(x + s * f(x), x.shape[-1:]), own),
+        (s * norm(x + f(x)), "the scale multiplies the whole output, s * LN(x + F(x)). It belongs on the branch "
+         "only: LN(x + s * F(x))."),
         (x + s * f(ln), "for position 'post' you returned the pre-norm output. Post-norm adds first and "
          "normalises the sum: LN(x + s * F(x))."),
         (ln + s * f(x), "you normalised x before adding. Post-norm normalises the sum: LN(x + s * F(x))."),
@@ -86,6 +94,8 @@ def _check_forward(answer) -> str:
             if not isinstance(got, torch.Tensor):
                 raise Mistake(f"`flexible_forward` returned a {type(got).__name__} for {shown}; return a torch "
                               "tensor shaped like x.")
+            expect_float64(got, what="your output", shown=shown, why="Your formula may be right, but float32 "
+                           "keeps only about 7 digits: compute with x, norm and branch as they are, without .float().")
             want = x + s * branch(norm(x)) if position == "pre" else norm(x + s * branch(x))
             expect_close(got, want, name="flexible_forward", shown=shown, rtol=1e-9, atol=1e-9,
                          mistakes=_forward_mistakes(x, s, position, norm, branch))
@@ -138,6 +148,9 @@ def _instance(answer, d: int) -> nn.Module:
 
 
 def _check_rezero(answer) -> str:
+    if isinstance(answer, nn.Module):
+        raise Mistake("you passed a block, not the class: pass the class `ReZeroBlock`, not `ReZeroBlock(d)`. "
+                      "The checker builds its own blocks, of two widths.")
     require_function(answer, "ReZeroBlock", 1)
     for d, shape in ((8, (5, 8)), (4, (2, 3, 4))):
         with torch.random.fork_rng(devices=[]):
@@ -158,6 +171,7 @@ def _check_rezero(answer) -> str:
             ])
             block.alpha.fill_(0.7)
             relu = block.fc2(torch.relu(block.fc1(x)))
+            tanh_gelu = block.fc2(functional.gelu(block.fc1(x), approximate="tanh"))
             got = call(block, x, name="ReZeroBlock.forward", shown=f"{shown}, alpha = 0.7")
             expect_close(got, x + 0.7 * branch, name="ReZeroBlock.forward", shown=f"{shown}, alpha = 0.7",
                          rtol=1e-5, atol=1e-6, mistakes=[
@@ -167,6 +181,8 @@ def _check_rezero(answer) -> str:
                               "and fc2 (F.gelu or nn.GELU())."),
                              (x + 0.7 * block.fc2(block.fc1(x)), "the branch has no activation between fc1 and "
                               "fc2: apply GELU in between."),
+                             (x + 0.7 * tanh_gelu, "the branch uses the tanh approximation of GELU (GPT-2's "
+                              "choice). Use the exact GELU, x * Phi(x): F.gelu or nn.GELU() without `approximate`."),
                          ])
     return ("x + alpha * F(x) with a learnable alpha starting at 0 and no LayerNorm: exactly the identity at "
             "initialisation, and the right edit once alpha moves, for two widths.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from utils.exercises.core import Exercise, Mistake, call, expect_close, require_function
+from utils.exercises.core import Exercise, Mistake, call, expect_close, expect_float64, require_function
 
 # ----- Exercise 03.1: the Jacobian of y = x + W2 ReLU(W1 x) ---------------------------------
 
@@ -43,6 +43,9 @@ def _block_mistakes(x, w1, w2) -> list[tuple]:
         wrong_switch = (x > 0).astype(np.float64)
         mistakes.append((eye + w2 @ (wrong_switch[:, None] * w1), "D is decided by x > 0; it must be decided by the "
                          "ReLU's input, W1 x > 0."))
+    if w1.shape == w2.shape == (x.shape[0], x.shape[0]):
+        mistakes.append((eye + w1 @ (on[:, None] * w2), "the product is in the wrong order, W1 D W2. The chain rule "
+                         "puts the layer applied last first: J_F = W2 D W1."))
     return mistakes
 
 
@@ -50,6 +53,8 @@ def _check_block(answer) -> str:
     block_jacobian = require_function(answer, "block_jacobian", 3)
     for x, w1, w2, shown in _block_cases():
         got = call(block_jacobian, x, w1, w2, name="block_jacobian", shown=shown)
+        expect_float64(got, what="your result", shown=shown, why="Your formula may be right, but float32 keeps "
+                       "only about 7 digits of each entry: build D and the product from the float64 inputs.")
         on = (w1 @ x > 0).astype(np.float64)
         want = np.eye(x.shape[0]) + w2 @ (on[:, None] * w1)
         expect_close(got, want, name="block_jacobian", shown=shown, mistakes=_block_mistakes(x, w1, w2),
@@ -133,9 +138,8 @@ def _check_difference(answer) -> str:
     finite_difference_jacobian = require_function(answer, "finite_difference_jacobian", 3)
     for f, exact, x, eps, shown in _difference_cases():
         got = call(finite_difference_jacobian, f, x, eps, name="finite_difference_jacobian", shown=shown)
-        if getattr(got, "dtype", None) in (np.float32, np.float16):
-            raise Mistake(f"for {shown}: your result is {got.dtype}. Keep float64: in float32 f's values keep only "
-                          "about 7 digits, and dividing their difference by a small eps blows the rounding up.")
+        expect_float64(got, what="your result", shown=shown, why="In float32 f's values keep only about 7 "
+                       "digits, and dividing their difference by a small eps blows the rounding up.")
         want = exact(x)
         try:
             expect_close(got, want, name="finite_difference_jacobian", shown=shown, rtol=1e-5, atol=1e-6,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import torch
 
-from utils.exercises.core import Exercise, Mistake, call, describe, expect_close, require_function
+from utils.exercises.core import Exercise, Mistake, call, describe, expect_close, expect_float64, require_function
 
 
-# ----- Exercise 04.1: LayerNorm by hand -----------------------------------------------------
+# ----- Exercise 04.2: LayerNorm by hand -----------------------------------------------------
 
 def _layer_norm_cases() -> list[tuple]:
     """(x, gamma, beta, eps, what the case is) for the LayerNorm checker."""
@@ -65,10 +65,19 @@ def _layer_norm_mistakes(x, gamma, beta, eps) -> list[tuple]:
 def _check_layer_norm(answer) -> str:
     layer_norm = require_function(answer, "layer_norm", 4)
     for x, gamma, beta, eps, shown in _layer_norm_cases():
-        got = call(layer_norm, x, gamma, beta, eps, name="layer_norm", shown=shown)
+        try:
+            got = call(layer_norm, x, gamma, beta, eps, name="layer_norm", shown=shown)
+        except Mistake as mistake:
+            if "raised RuntimeError" in str(mistake) and "must match the size" in str(mistake):
+                raise Mistake(f"for {shown}: the sizes do not match, because the mean or the variance lost its "
+                              "last dimension. Keep it, `x.mean(dim=-1, keepdim=True)`, so that it broadcasts "
+                              "against x.") from None
+            raise
         if not isinstance(got, torch.Tensor):
             raise Mistake(f"`layer_norm` returned a {type(got).__name__} for {shown}; return a torch tensor "
                           "of the same shape as x.")
+        expect_float64(got, what="your result", shown=shown, why="Your formula may be right, but float32 keeps "
+                       "only about 7 digits of each entry: compute from x, gamma and beta as they are.")
         want = torch.nn.functional.layer_norm(x, x.shape[-1:], gamma, beta, eps)
         expect_close(got, want, name="layer_norm", shown=shown, mistakes=_layer_norm_mistakes(x, gamma, beta, eps),
                      rtol=1e-9, atol=1e-9)
@@ -90,7 +99,7 @@ LAYER_NORM = Exercise(
 )
 
 
-# ----- Exercise 04.2: autograd against a central finite difference --------------------------
+# ----- Exercise 04.1: autograd against a central finite difference --------------------------
 
 _WEIGHT = torch.tensor([[0.5, -1.0, 0.3], [0.2, 0.8, -0.6]], dtype=torch.float64)
 
@@ -171,10 +180,8 @@ def _check_gradient(answer) -> str:
         for label, got in (("autograd gradient", auto), ("finite-difference gradient", numeric)):
             if not isinstance(got, torch.Tensor):
                 raise Mistake(f"the {label} for {shown} is a {type(got).__name__}; return a torch tensor shaped like x.")
-            if got.dtype != torch.float64:
-                raise Mistake(f"the {label} for {shown} is {got.dtype}: keep everything in float64. In float32 a "
-                              "difference of two nearly equal values keeps only about 7 digits, and dividing by a "
-                              "small h blows the rounding up.")
+            expect_float64(got, what=f"the {label}", shown=shown, why="In float32 a difference of two nearly "
+                           "equal values keeps only about 7 digits, and dividing by a small h blows the rounding up.")
         value = float(f(x))
         expect_close(auto, want, name="gradient_check", shown=f"{shown} (autograd gradient)", rtol=1e-10, atol=1e-12,
                      mistakes=[(torch.full_like(x, value),
