@@ -3,7 +3,7 @@
 
     make benchmark                                 # every notebook, 3 runs each
     .venv/bin/python benchmarks/run.py --quick     # 1 run each, for development
-    .venv/bin/python benchmarks/run.py 03 06_gradient_flow.ipynb --runs 5
+    .venv/bin/python benchmarks/run.py 03 06_thirty_layers.ipynb --runs 5
 
 Each run executes a notebook from a fresh kernel (working directory notebooks/, one
 BLAS/torch thread as under the tests; the notebook is not saved) and records:

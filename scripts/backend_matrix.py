@@ -29,10 +29,13 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"
 
 @dataclass(frozen=True)
 class Backend:
-    """One stand-in machine: environment variables, and what it stands in for."""
+    """One stand-in machine: environment variables, what it stands in for, and how many
+    pytest workers share the cores (one when each kernel uses every core: two workers
+    with two OpenMP threads each on two cores spin against each other, 50x slower)."""
     name: str
     variables: dict
     stands_in_for: str
+    workers: int = 2
 
 
 def backends(cores: int) -> list[Backend]:
@@ -44,12 +47,12 @@ def backends(cores: int) -> list[Backend]:
         Backend("scalar", {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"},
                 "a CPU without vector kernels; a proxy for other summation orders (ARM, no MKL)"),
         Backend(f"threads-{cores}", all_threads,
-                f"the libraries' default thread count ({cores} here), as a learner's kernel runs"),
+                f"the libraries' default thread count ({cores} here), as a learner's kernel runs", workers=1),
     ]
 
 
-def command() -> list[str]:
-    return [sys.executable, "-m", "pytest", "-n", "2", "--nbval", "-p", "no:cacheprovider", "-q",
+def command(backend: Backend) -> list[str]:
+    return [sys.executable, "-m", "pytest", "-n", str(backend.workers), "--nbval", "-p", "no:cacheprovider", "-q",
             "-m", "not slow and not browser"]
 
 
@@ -82,7 +85,7 @@ def main(argv=None) -> int:
         settings = " ".join(f"{k}={v}" for k, v in backend.variables.items())
         print(f"\n== backend {backend.name}: {settings} ({backend.stands_in_for})", flush=True)
         start = time.perf_counter()
-        result = subprocess.run(command(), cwd=ROOT, env=environment(backend), text=True,
+        result = subprocess.run(command(backend), cwd=ROOT, env=environment(backend), text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         seconds = time.perf_counter() - start
         print(result.stdout[-6000:] if result.returncode else closing_line(result.stdout), flush=True)

@@ -41,7 +41,7 @@ def test_format_summary_shows_spread_only_when_there_is_one():
 
 def test_targets_follow_the_notebook_number():
     assert report.targets_for("00_start_here.ipynb") == report.Targets(20.0, 400.0, 0.100, 3.0)
-    assert report.targets_for("/x/notebooks/06_gradient_flow.ipynb") == report.Targets(20.0, 400.0, 0.100, 3.0)
+    assert report.targets_for("/x/notebooks/06_thirty_layers.ipynb") == report.Targets(20.0, 400.0, 0.100, 3.0)
     assert report.targets_for("08_training.ipynb") == report.Targets(60.0, 500.0, 0.100, 3.0)
     assert report.targets_for("10_transformers.ipynb").widget_default_seconds == 0.300
     with pytest.raises(ValueError, match="name must look like NN_short_name"):

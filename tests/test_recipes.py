@@ -51,12 +51,12 @@ def test_fixup_zero_initialised_layers_are_zero_and_the_rest_is_rescaled():
     assert torch.count_nonzero(model(x)) == 0  # zero classifier: every logit is 0
 
 
-def test_scaled_and_gpt2_shrink_the_branch_by_one_over_sqrt_L():
+def test_scaled_and_init_only_shrink_the_branch_by_one_over_sqrt_L():
     default = recipes.build_deep_mlp(20, "default", seed=2)
     scaled = recipes.build_deep_mlp(20, "scaled", seed=2)
-    gpt2 = recipes.build_deep_mlp(20, "gpt2", seed=2)
+    init_only = recipes.build_deep_mlp(20, "init-only", seed=2)
     x = torch.randn(3, 64)
-    for d, s, g in zip(default.blocks, scaled.blocks, gpt2.blocks):
+    for d, s, g in zip(default.blocks, scaled.blocks, init_only.blocks):
         assert s.multiplier == pytest.approx(1 / 3)  # L = 9
         torch.testing.assert_close(g.fc2.weight, d.fc2.weight / 3)
         torch.testing.assert_close(s.branch(x), d.branch(x) / 3)
@@ -104,9 +104,7 @@ def test_plot_losses_marks_a_nan_run_instead_of_dropping_it():
     fig = Figure()
     note = recipes.draw_losses(fig, {"default": [2.3, 80.0, float("nan")], "gpt2": [2.3, float("inf")],
                                      "rezero": [2.3, 1.0, 0.5]})
-    assert "default: loss became NaN at step 3" in note
-    assert "gpt2: loss became inf at step 2" in note
-    assert "rezero: final training loss 5.0e-01" in note
+    assert note == "stayed finite: rezero; ended in NaN or inf: default, gpt2"
     everything = fig.axes[0]
     assert everything.get_title() == "All runs: 2 of 3 ended in NaN or inf"
     notes = [text.get_text() for text in everything.texts]
@@ -124,7 +122,7 @@ def test_plot_losses_marks_a_nan_run_instead_of_dropping_it():
 def test_draw_losses_when_no_run_stayed_finite():
     fig = Figure()
     note = recipes.draw_losses(fig, {"default": [float("nan")]})
-    assert note == "default: loss became NaN at step 1"
+    assert note == "stayed finite: none; ended in NaN or inf: default"
     assert fig.axes[0].get_title() == "All runs: 1 of 1 ended in NaN"
     assert fig.axes[1].texts[0].get_text() == "no run stayed finite"
 
@@ -165,6 +163,9 @@ def test_bad_input_names_the_parameter():
         recipes.draw_signal(Figure(), recipe="default", depth=4, x=None)
     with pytest.raises(ValueError, match="losses"):
         recipes.plot_losses(Figure().subplots(), [], color="k", label="a")
+    ax = Figure().subplots()
+    assert recipes.plot_losses(ax, [2.3, 0.5], color="k", label="a") == "a: final training loss 5.0e-01"
+    assert recipes.plot_losses(ax, [2.3, float("nan")], color="k", label="b") == "b: loss became NaN at step 2"
 
 
 def test_building_leaves_the_global_seed_alone():

@@ -88,18 +88,24 @@ def test_last_block_gradient_flat_for_post_and_shrinking_for_pre():
     assert pre[1] / pre[0] < 0.5  # 1/sqrt(16) = 0.25 asymptotically
 
 
-def test_last_block_gradient_equals_per_sequence_backward():
-    model = transformer.TinyTransformer(3, d=16, heads=2, norm="pre", seed=4)
-    generator = torch.Generator().manual_seed(4 + 1_000)
-    x = torch.randn(4, 6, 16, generator=generator)
-    labels = torch.randint(16, (4,), generator=generator)
+def _per_sequence_gradient(depth, norm, *, tokens, samples, seed, dtype):
+    """last_block_gradient done the slow way: one backward pass per sequence."""
+    model = transformer.TinyTransformer(depth, d=16, heads=2, norm=norm, seed=seed).to(dtype)
+    generator = torch.Generator().manual_seed(seed + 1_000)
+    x = torch.randn(samples, tokens, 16, generator=generator).to(dtype)
+    labels = torch.randint(16, (samples,), generator=generator)
     norms = []
-    for i in range(4):
+    for i in range(samples):
         model.zero_grad()
         torch.nn.functional.cross_entropy(model(x[i:i + 1])[:, -1], labels[i:i + 1]).backward()
         norms.append(float(model.blocks[-1].ffn.fc2.weight.grad.norm()))
+    return float(np.mean(norms))
+
+
+def test_last_block_gradient_equals_per_sequence_backward():
+    slow = _per_sequence_gradient(3, "pre", tokens=6, samples=4, seed=4, dtype=torch.float32)
     value = transformer.last_block_gradient(3, "pre", d=16, heads=2, tokens=6, samples=4, seed=4)
-    assert value == pytest.approx(np.mean(norms), rel=1e-5)
+    assert value == pytest.approx(slow, rel=1e-5)
 
 
 def test_tiny_transformer_is_reproducible_and_leaves_global_seed_alone():
@@ -155,3 +161,24 @@ def test_bad_input_names_the_parameter():
         transformer.stream_growth([1, 2])
     with pytest.raises(ValueError, match="post"):
         transformer.draw_gradient_vs_depth(Figure(), [1, 2], [1.0], [1.0, 2.0])
+
+
+def test_draw_variance_draws_the_variance_and_its_line():
+    stream = {"stream": list(np.sqrt([1.0, 2.0, 3.0])), "final": 2.0}
+    fig = Figure()
+    text = transformer.draw_variance(fig, stream, 1.0)
+    assert text == "variance 1.00 -> 4.00 over 3 sublayers"
+    measured, line = fig.axes[0].lines
+    np.testing.assert_allclose(measured.get_ydata(), [1.0, 2.0, 3.0, 4.0])
+    np.testing.assert_allclose(line.get_ydata(), [1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(TypeError, match="slope"):
+        transformer.draw_variance(Figure(), stream, float("nan"))
+    with pytest.raises(TypeError, match="stream"):
+        transformer.draw_variance(Figure(), [1.0], 1.0)
+
+
+def test_last_block_gradient_is_computed_in_float64():
+    # It matches a float64 per-sequence backward to 12 digits (float32 would not).
+    slow = _per_sequence_gradient(2, "post", tokens=4, samples=3, seed=5, dtype=torch.float64)
+    value = transformer.last_block_gradient(2, "post", d=16, heads=2, tokens=4, samples=3, seed=5)
+    assert value == pytest.approx(slow, rel=1e-12)

@@ -7,8 +7,10 @@ two-layer blocks, a head), so ``depth=56`` has L = 27 residual branches. The rec
 
 * ``"default"``: He-normal weights everywhere (the ResNet initialisation), s = 1.
 * ``"scaled"``: every branch multiplied by the fixed constant s = 1/sqrt(L).
-* ``"gpt2"``: the last layer of every branch initialised 1/sqrt(L) smaller (Radford et
-  al. 2019 scale residual projections by 1/sqrt(N) at initialisation), s = 1.
+* ``"init-only"``: the last layer of every branch initialised 1/sqrt(L) smaller, s = 1:
+  GPT-2's initialisation-only scaling (Radford et al. 2019 scale the weights of residual
+  layers by 1/sqrt(N) at initialisation), tried here without LayerNorm and under SGD,
+  which is not the setting GPT-2 uses it in.
 * ``"rezero"``: s is a learnable scalar per branch starting at 0 (ReZero, Bachlechner et
   al. 2020; SkipInit, De and Smith 2020: without normalisation the two coincide).
 * ``"fixup"``: the last layer of every branch and the classifier start at 0, the other
@@ -27,13 +29,15 @@ from .plotting import PALETTE, log_safe, plot_log_safe, reuse_axes, tidy_log_yax
 from .validation import (check_axes, check_choice, check_cost, check_figure, check_float, check_int, check_module,
                          check_tensor, check_text, invalid)
 
-RECIPES = ("default", "scaled", "gpt2", "rezero", "fixup")
+RECIPES = ("default", "scaled", "init-only", "rezero", "fixup")
 
 
 def deepnorm_constants(layers: int) -> tuple[float, float]:
-    """DeepNorm's constants for an encoder of ``layers`` layers (Wang et al. 2022):
-    x_{l+1} = LN(alpha * x_l + G(x_l)) with alpha = (2N)^(1/4), and the branch weights
-    initialised beta = (8N)^(-1/4) times smaller. Returns ``(alpha, beta)``."""
+    """DeepNorm's constants for an encoder-only or a decoder-only model of N = ``layers``
+    layers (Wang et al. 2022): x_{l+1} = LN(alpha * x_l + G(x_l)) with alpha = (2N)^(1/4),
+    and the weights of the feed-forward layers and of the attention's value and output
+    projections (not its query and key projections) initialised beta = (8N)^(-1/4) times
+    smaller. An encoder-decoder model uses other constants. Returns ``(alpha, beta)``."""
     layers = check_int("layers", layers, minimum=1)
     return (2 * layers) ** 0.25, (8 * layers) ** -0.25
 
@@ -126,7 +130,7 @@ def build_deep_mlp(depth: int, recipe: str = "default", *, width: int = 64, in_f
             layer.weight.normal_(0.0, math.sqrt(gain_sq / layer.in_features), generator=generator)
             layer.bias.zero_()
         for block in blocks:
-            if recipe == "gpt2":
+            if recipe == "init-only":
                 block.fc2.weight.mul_(1 / math.sqrt(count))
             elif recipe == "fixup":
                 block.fc1.weight.mul_(count ** -0.5)
@@ -163,7 +167,7 @@ def signal_at_init(model: DeepResidualMLP, x: torch.Tensor, *, seed: int = 0) ->
 
 
 # Not the plain colour, and not green: the course's diagrams draw the residual branch F in green.
-RECIPE_COLORS = {"default": PALETTE[6], "scaled": PALETTE[5], "gpt2": PALETTE[3], "rezero": PALETTE[0],
+RECIPE_COLORS = {"default": PALETTE[6], "scaled": PALETTE[5], "init-only": PALETTE[3], "rezero": PALETTE[0],
                  "fixup": PALETTE[4]}
 
 
@@ -200,10 +204,10 @@ def plot_losses(ax, losses, *, color: str, label: str) -> str:
     top = ax.get_xaxis_transform()  # x in data units, y in axes units (1 = the top edge)
     ax.plot([steps[-1]], [1.0], "^", color=color, mfc="none", ms=9, mew=2, transform=top, clip_on=False,
             label="_annotated")  # the note next to it says what it is
-    below = 14 * len(ax.texts)  # one note under the other when several runs blew up
+    below = 15 * len(ax.texts)  # one note under the other when several runs blew up
     ax.annotate(f"{label}: {what} at step {values.size}", (steps[-1], 1.0), xycoords=top,
                 xytext=(12, -4 - below), textcoords="offset points", ha="left", va="top", color=color,
-                fontsize=10)
+                fontsize=11)
     return f"{label}: loss became {what} at step {values.size}"
 
 
@@ -211,8 +215,9 @@ def draw_losses(fig, histories: dict) -> str:
     """Training-loss curves of several recipes (recipe -> list of losses) on log axes:
     on the left every run, a run that ended in NaN or inf marked at the top edge at the
     step it did; on the right a close-up of the runs that stayed finite. The loss axis
-    spans the finite losses, so a diverged run cannot flatten the others. Returns one line
-    per recipe."""
+    spans the finite losses, so a diverged run cannot flatten the others. Returns which
+    runs stayed finite and which did not: the coarse outcome that every CPU reproduces
+    (a trained run's last loss, and the step at which a run overflows, are chaotic)."""
     check_figure("fig", fig)
     if not isinstance(histories, dict) or not histories:
         raise invalid("histories", "a non-empty dict mapping a recipe name to its losses", histories,
@@ -221,8 +226,8 @@ def draw_losses(fig, histories: dict) -> str:
         check_text("histories' keys", name)
         _losses(f"histories[{name!r}]", losses)
     everything, finite = fig.subplots(1, 2)
-    notes = [plot_losses(everything, losses, color=RECIPE_COLORS.get(name, PALETTE[5]), label=name)
-             for name, losses in histories.items()]
+    for name, losses in histories.items():
+        plot_losses(everything, losses, color=RECIPE_COLORS.get(name, PALETTE[5]), label=name)
     trained = {name: losses for name, losses in histories.items() if np.isfinite(losses).all()}
     for name, losses in trained.items():
         plot_losses(finite, losses, color=RECIPE_COLORS.get(name, PALETTE[5]), label=name)
@@ -241,10 +246,11 @@ def draw_losses(fig, histories: dict) -> str:
         ax.set_ylabel("training loss (cross-entropy)")
         if ax.get_yscale() == "log":
             tidy_log_yaxis(ax, max_ticks=8, exponent_labels=True)
-    everything.legend(loc="upper right", fontsize=10)
+    everything.legend(loc="upper right", fontsize=11)
     if trained:
-        finite.legend(loc="upper right", fontsize=10)
-    return "\n".join(notes)
+        finite.legend(loc="upper right", fontsize=11)
+    return (f"stayed finite: {', '.join(trained) or 'none'}; "
+            f"ended in NaN or inf: {', '.join(n for n in histories if n not in trained) or 'none'}")
 
 
 def _signal_axes(fig):

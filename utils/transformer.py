@@ -1,5 +1,5 @@
 """A small transformer block built from the course's own pieces, its residual stream made
-visible, and the pre-LN against post-LN gradient measurement of notebook 08.
+visible, and the pre-LN against post-LN gradient measurement of notebook 10.
 
 A transformer block has two residual connections: one around self-attention and one
 around the feed-forward network (FFN). The FFN sublayer *is* the course's
@@ -184,7 +184,9 @@ def last_block_gradient(depth: int, norm: str, *, d: int = 64, heads: int = 4, t
     the fixed random readout at the last token against a random label (the same loss for
     both placements). Per-sequence norms are averaged, not gradients, so the number does
     not depend on how alike the sequences become in a deep random network. Xiong et al.
-    show it stays flat in depth for post-LN and shrinks like 1/sqrt(L) for pre-LN.
+    bound it by a constant in depth for post-LN and by one shrinking like 1/sqrt(L) for
+    pre-LN. Computed in float64, so its printed digits do not depend on the CPU's float32
+    kernels or the thread count.
     """
     depth = check_int("depth", depth, minimum=1)
     check_choice("norm", norm, NORM_POSITIONS)
@@ -197,13 +199,13 @@ def last_block_gradient(depth: int, norm: str, *, d: int = 64, heads: int = 4, t
         weights = depth * _block_numbers(d)
         activations = depth * samples * tokens * (20.0 * d + 2.0 * heads * tokens)
         operations = 3.0 * samples * tokens * (weights + 2.0 * depth * tokens * d) + 2.0 * weights
-        return 4.0 * (2.0 * weights + activations), operations
+        return 8.0 * (2.0 * weights + activations), operations  # float64
 
     check_cost({"depth": depth, "d": d, "tokens": tokens, "samples": samples}, cost,
                what="the weights, the activations and the backward pass")
-    model = TinyTransformer(depth, d, heads, norm, seed=seed)
+    model = TinyTransformer(depth, d, heads, norm, seed=seed).double()
     generator = torch.Generator().manual_seed(seed + 1_000)
-    x = torch.randn(samples, tokens, model.d, generator=generator)
+    x = torch.randn(samples, tokens, model.d, generator=generator).double()
     labels = torch.randint(model.readout.shape[1], (samples,), generator=generator)
     saved = {}
 
@@ -307,3 +309,25 @@ def draw_gradient_vs_depth(fig, depths, post, pre) -> str:
     return (f"post-LN {post[0]:.2f} -> {post[-1]:.2f} (x{post[-1] / post[0]:.2f}); "
             f"pre-LN {pre[0]:.2f} -> {pre[-1]:.2f} (x{pre[-1] / pre[0]:.2f}); "
             f"1/sqrt(L) predicts x{np.sqrt(depths[0] / depths[-1]):.2f}")
+
+
+def draw_variance(fig, stream: dict, slope: float) -> str:
+    """The pre-LN stream's variance (RMS squared) after every sublayer of ``stream`` (a
+    ``residual_stream`` dict), with the straight line of slope ``slope`` through its first
+    point: the picture of "variances add". Returns a one-line summary."""
+    from .plotting import RESIDUAL_COLOR
+
+    if not isinstance(stream, dict) or "stream" not in stream:
+        raise TypeError("stream must be the dict returned by residual_stream(model, x)")
+    if not isinstance(slope, (int, float)) or not math.isfinite(slope):
+        raise TypeError(f"slope must be a finite number, got {slope!r}")
+    variance = np.square(np.array(stream["stream"] + [stream["final"]]))
+    index = np.arange(variance.size)
+    ax = fig.subplots()
+    ax.plot(index, variance, color=RESIDUAL_COLOR, label="pre-LN stream variance")
+    ax.plot(index, variance[0] + slope * index, color="grey", ls="--", label=f"straight line, slope {slope:.3f}")
+    ax.set_xlabel("sublayers passed")
+    ax.set_ylabel("variance of the stream")
+    ax.set_title("The pre-LN stream's variance grows linearly with depth")
+    ax.legend()
+    return f"variance {variance[0]:.2f} -> {variance[-1]:.2f} over {variance.size - 1} sublayers"

@@ -1,0 +1,65 @@
+"""Exercises of notebook 10: the reference passes, recorded wrong answers get their own message."""
+from exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
+
+from utils.exercises import residual_stream as ex
+
+NOTEBOOK = "10_residual_stream.ipynb"
+
+_LN = '''
+def _ln(h, dim=-1, unbiased=False, eps=1e-5):
+    mean = h.mean(dim=dim, keepdim=True)
+    var = h.var(dim=dim, unbiased=unbiased, keepdim=True)
+    return (h - mean) / torch.sqrt(var + eps)
+'''
+
+
+def _sublayer(pre: str, post: str, ln: str = _LN) -> str:
+    return ln + f'''
+def sublayer_step(x, sublayer, norm):
+    if norm == "pre":
+        return {pre}
+    return {post}
+'''
+
+
+def _variances(measure: str, *, step: str = "block(h)", keep_input: bool = True) -> str:
+    """A stream_variances that records ``measure`` of the stream h (``before``: the previous h)."""
+    return f'''
+def stream_variances(x, blocks):
+    h = x
+    out = [{measure if keep_input else ""}][:{1 if keep_input else 0}]
+    for block in blocks:
+        before, h = h, {step}
+        out.append({measure})
+    return out
+'''
+
+
+CASES = [
+    ExerciseCases(ex.sublayer_step, NOTEBOOK, "sublayer_step", wrong=[
+        ("norm-swapped", _sublayer("_ln(x + sublayer(x))", "x + sublayer(_ln(x))"), "you placed LayerNorm as the"),
+        ("no-residual", _sublayer("sublayer(_ln(x))", "_ln(sublayer(x))"), "without the residual connection"),
+        ("normalised-skip", _sublayer("_ln(x) + sublayer(_ln(x))", "_ln(x + sublayer(x))"),
+         "not its normalised copy"),
+        ("batch-axis", _sublayer("x + sublayer(_ln(x, dim=0))", "_ln(x + sublayer(x), dim=0)"), "batch axis"),
+        ("token-axis", _sublayer("x + sublayer(_ln(x, dim=1))", "_ln(x + sublayer(x), dim=1)"), "tokens axis"),
+        ("unbiased", _sublayer("x + sublayer(_ln(x, unbiased=True))", "_ln(x + sublayer(x), unbiased=True)"),
+         "divides by d - 1"),
+        ("no-eps", _sublayer("x + sublayer(_ln(x, eps=0.0))", "_ln(x + sublayer(x), eps=0.0)"), "inside the square root"),
+        ("in-place", _sublayer("x.add_(sublayer(_ln(x)))", "_ln(x + sublayer(x))"), "in place"),
+        ("stub", 'def sublayer_step(x, sublayer, norm):\n    raise NotImplementedError("write it")\n',
+         "Replace the `raise NotImplementedError`"),
+    ]),
+    ExerciseCases(ex.stream_variances, NOTEBOOK, "stream_variances", wrong=[
+        ("rms", _variances("float(h.pow(2).mean().sqrt())"), "root mean square"),
+        ("no-input", _variances("float(h.pow(2).mean())", keep_input=False), "left out the stream before the first block"),
+        ("writes", _variances("float((h - before).pow(2).mean())", keep_input=False), "each block's write"),
+        ("torch-var", _variances("float(h.var())"), "you used .var()"),
+        ("per-token", _variances("float(h.var(dim=-1, unbiased=False).mean())"), "about its own mean"),
+        ("added-twice", _variances("float(h.pow(2).mean())", step="h + block(h)"), "gives wrong values"),
+    ]),
+]
+
+test_reference_passes = reference_passes(CASES)
+test_wrong_answers = wrong_answers_are_caught(CASES)
+test_enough = enough_wrong_answers(CASES)

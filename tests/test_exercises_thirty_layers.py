@@ -1,0 +1,58 @@
+from exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
+
+from utils.exercises import thirty_layers as ex
+
+NOTEBOOK = "06_thirty_layers.ipynb"
+
+# Right answers, and the wrong ones made from them by changing one thing.
+GAINS = '''
+def layernorm_gains(x, g, scales):
+    gains = []
+    for c in scales:
+        u = (c * x).detach().requires_grad_(True)
+        (grad,) = torch.autograd.grad((F.layer_norm(u, (u.shape[-1],)) * g).sum(), u)
+        gains.append(grad.norm().item() / g.norm().item())
+    return gains
+'''
+GAINS_WITH_RESPECT_TO_X = GAINS.replace(
+    "u = (c * x).detach().requires_grad_(True)",
+    "x0 = x.detach().clone().requires_grad_(True)\n        u = c * x0").replace(", u)", ", x0)")
+GAINS_OF_THE_SUM = GAINS.replace("(F.layer_norm(u, (u.shape[-1],)) * g).sum()", "F.layer_norm(u, (u.shape[-1],)).sum()")
+GAINS_NOT_DIVIDED = GAINS.replace("grad.norm().item() / g.norm().item()", "grad.norm().item()")
+
+NORMS = '''
+def layer_gradient_norms(stack, x, g):
+    xs = [x.detach().clone().requires_grad_(True)]
+    for block in stack:
+        xs.append(block(xs[-1]))
+        xs[-1].retain_grad()
+    (xs[-1] * g).sum().backward()
+    return [x_l.grad.norm().item() for x_l in xs]
+'''
+NORMS_OF_THE_SUM = NORMS.replace("(xs[-1] * g).sum()", "xs[-1].sum()")
+NORMS_OF_THE_ACTIVATIONS = NORMS.replace("x_l.grad.norm()", "x_l.norm()")
+NO_RETAIN_GRAD = NORMS.replace("        xs[-1].retain_grad()\n", "")
+GRADIENTS_NOT_ZEROED = NORMS.replace("xs = [x.detach().clone().requires_grad_(True)]",
+                                     "x.requires_grad_(True)\n    xs = [x]")
+REVERSED = NORMS.replace("for x_l in xs]", "for x_l in reversed(xs)]")
+WITHOUT_THE_INPUT = NORMS.replace("for x_l in xs]", "for x_l in xs[1:]]")
+
+CASES = [
+    ExerciseCases(ex.layernorm_gains, NOTEBOOK, "layernorm_gains", wrong=[
+        ("differentiated with respect to x", GAINS_WITH_RESPECT_TO_X, "not with respect to the LayerNorm's input"),
+        ("loss output.sum()", GAINS_OF_THE_SUM, "you used output.sum()"),
+        ("not divided by |g|", GAINS_NOT_DIVIDED, "divide by the norm of g"),
+    ]),
+    ExerciseCases(ex.layer_gradient_norms, NOTEBOOK, "layer_gradient_norms", wrong=[
+        ("loss output.sum()", NORMS_OF_THE_SUM, "gradients of output.sum()"),
+        ("norms of the activations", NORMS_OF_THE_ACTIVATIONS, "norms of the activations x_l themselves"),
+        ("forgot retain_grad", NO_RETAIN_GRAD, "retain_grad()"),
+        ("requires_grad switched on the caller's x (its .grad would pile up)", GRADIENTS_NOT_ZEROED, "switched requires_grad on"),
+        ("reverse order", REVERSED, "in reverse order"),
+        ("input left out", WITHOUT_THE_INPUT, "include the input x_0"),
+    ]),
+]
+
+test_reference_passes = reference_passes(CASES)
+test_wrong_answers = wrong_answers_are_caught(CASES)
+test_enough = enough_wrong_answers(CASES)

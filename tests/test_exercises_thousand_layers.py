@@ -1,0 +1,63 @@
+from exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
+
+from utils.exercises import thousand_layers as ex
+
+NOTEBOOK = "07_a_thousand_layers.ipynb"
+
+NAIVE_PRODUCT = '''
+def log10_gain(jacobians, g):
+    v = g
+    for jacobian in reversed(list(jacobians)):
+        v = jacobian.T @ v
+    return math.log10(v.norm().item() / g.norm().item())
+'''
+
+# A right answer, and the wrong ones made from it by changing one thing.
+RENORMALISED = '''
+def log10_gain(jacobians, g):
+    v, total = g / g.norm(), 0.0
+    for jacobian in reversed(list(jacobians)):
+        v = jacobian.T @ v
+        total += math.log10(v.norm().item())
+        v = v / v.norm()
+    return total
+'''
+NATURAL_LOG = RENORMALISED.replace("math.log10", "math.log")
+WRONG_ORDER = RENORMALISED.replace("reversed(list(jacobians))", "jacobians")
+NO_TRANSPOSE = RENORMALISED.replace("jacobian.T @ v", "jacobian @ v")
+
+SCALED = '''
+def scaled_stack_gain(blocks, x, g, shortcut, branch):
+    x0 = x.detach().clone().requires_grad_(True)
+    h = x0
+    for block in blocks:
+        h = shortcut * h + branch * block.branch(block.norm(h))
+    (grad,) = torch.autograd.grad((h * g).sum(), x0)
+    return grad.norm().item() / g.norm().item()
+'''
+SWAPPED = SCALED.replace("shortcut * h + branch *", "branch * h + shortcut *")
+WHOLE_BLOCK_SCALED = SCALED.replace("shortcut * h + branch * block.branch(block.norm(h))",
+                                    "shortcut * (h + branch * block.branch(block.norm(h)))")
+NO_NORM = SCALED.replace("block.branch(block.norm(h))", "block.branch(h)")
+SUM_LOSS = SCALED.replace("(h * g).sum()", "h.sum()")
+NOT_DIVIDED = SCALED.replace("grad.norm().item() / g.norm().item()", "grad.norm().item()")
+
+CASES = [
+    ExerciseCases(ex.log10_gain, NOTEBOOK, "log10_gain", wrong=[
+        ("product without renormalising", NAIVE_PRODUCT, "left float64's range"),
+        ("natural logarithm", NATURAL_LOG, "natural logarithm"),
+        ("first Jacobian first", WRONG_ORDER, "wrong order"),
+        ("no transpose", NO_TRANSPOSE, "instead of its transpose"),
+    ]),
+    ExerciseCases(ex.scaled_stack_gain, NOTEBOOK, "scaled_stack_gain", wrong=[
+        ("shortcut and branch swapped", SWAPPED, "are swapped"),
+        ("whole block scaled", WHOLE_BLOCK_SCALED, "whole block output"),
+        ("LayerNorm left out", NO_NORM, "normalised input"),
+        ("loss output.sum()", SUM_LOSS, "you differentiated output.sum()"),
+        ("not divided by |g|", NOT_DIVIDED, "divides it by the norm of g"),
+    ]),
+]
+
+test_reference_passes = reference_passes(CASES)
+test_wrong_answers = wrong_answers_are_caught(CASES)
+test_enough = enough_wrong_answers(CASES)

@@ -1,0 +1,178 @@
+"""Checkers for notebook 11 (recipes that make very deep residual stacks train).
+
+* Exercise 11.1: Fixup's initialisation of a He-initialised norm-free residual MLP,
+  returned as a new model.
+* Exercise 11.2: the residual stream of a stack whose branches are scaled by the fixed
+  constant 1/sqrt(L).
+"""
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import torch
+
+from utils import recipes
+from utils.exercises.core import Exercise, Mistake, as_array, call, expect_close, require_function
+
+
+def _weights(model, keys) -> np.ndarray:
+    """The tensors ``keys`` of ``model``'s state, flattened into one float64 vector."""
+    state = model.state_dict()
+    return np.concatenate([state[k].detach().double().flatten().numpy() for k in keys])
+
+
+def _variant(model, *, fc1=None, fc2=None, head=None, stem=None):
+    """A copy of ``model`` with each block's fc1/fc2 weight, the head and the stem changed by
+    the given function (``None`` leaves it alone); biases of a zeroed layer are zeroed too."""
+    new = copy.deepcopy(model)
+    with torch.no_grad():
+        layers = [(b.fc1, fc1) for b in new.blocks] + [(b.fc2, fc2) for b in new.blocks]
+        layers += [(new.head, head), (new.stem, stem)]
+        for layer, change in layers:
+            if change is not None:
+                layer.weight.copy_(change(layer.weight))
+                if change(torch.ones(())) == 0:
+                    layer.bias.zero_()
+    return new
+
+
+def _check_fixup(answer) -> str:
+    answer = require_function(answer, "fixup", 1)
+    for depth, seed in ((20, 1), (56, 0), (6, 2)):
+        model = recipes.build_deep_mlp(depth, "default", seed=seed)
+        L = len(model.blocks)
+        shown = f"a He-initialised {depth}-layer model (L = {L} branches)"
+        try:
+            got = call(answer, model, name="fixup", shown=shown)
+        except Mistake as mistake:
+            if "in place" in str(mistake):
+                raise Mistake(f"`fixup` changed the model it was given ({shown}). Make a new one first, "
+                              "`new = copy.deepcopy(model)`, and change only `new`.") from None
+            raise
+        if got is model or not isinstance(got, torch.nn.Module) or not hasattr(got, "blocks"):
+            raise Mistake(f"`fixup` should return a new model of the same kind as its input; for {shown} it "
+                          f"returned a {type(got).__name__}.")
+        keys = list(model.state_dict())
+        missing = [k for k in keys if k not in got.state_dict()]
+        if missing:
+            raise Mistake(f"the model `fixup` returned has no {missing[0]}: change the weights of a copy, "
+                          "do not rebuild the layers.")
+        zero = lambda w: torch.zeros_like(w)
+        inner = L ** -0.5
+        want = _weights(_variant(model, fc1=lambda w: w * inner, fc2=zero, head=zero), keys)
+        mistakes = [
+            (_weights(model, keys), "the model you returned still has its He-normal weights: apply Fixup's "
+                                    "changes to the copy before returning it."),
+            (_weights(_variant(model, fc1=lambda w: w / L, fc2=zero, head=zero), keys),
+             "you scaled the inner layer by 1/L. Fixup's factor is L^(-1/(2m-2)); with m = 2 layers per "
+             "branch that is L^(-1/2) = 1/sqrt(L)."),
+            (_weights(_variant(model, fc1=lambda w: w * inner, head=zero), keys),
+             "the last layer of each branch (fc2) is not zero. Fixup zero-initialises it, weight and bias, "
+             "so every block starts as the identity."),
+            (_weights(_variant(model, fc1=lambda w: w * inner, fc2=zero), keys),
+             "the classifier (model.head) is not zero. Fixup zero-initialises it too, weight and bias."),
+            (_weights(_variant(model, fc2=zero, head=zero), keys),
+             "the inner layer of each branch (fc1) is not rescaled. Multiply its weight by L^(-1/2), L the "
+             "number of branches."),
+            (_weights(_variant(model, fc1=zero, fc2=lambda w: w * inner, head=zero), keys),
+             "you zeroed the first layer of each branch (fc1) and rescaled the last. It is the other way "
+             "round: the last layer (fc2) starts at 0, the inner one (fc1) is rescaled."),
+            (_weights(_variant(model, fc1=lambda w: w * depth ** -0.5, fc2=zero, head=zero), keys),
+             "you counted L as the number of weight layers. L is the number of residual branches, "
+             "len(model.blocks)."),
+            (_weights(_variant(model, fc1=lambda w: w * inner, fc2=zero, head=zero, stem=lambda w: w * inner), keys),
+             "you rescaled the stem as well. The stem is not inside a residual branch: leave it as it is."),
+        ]
+        expect_close(_weights(got, keys), want, name="fixup", shown=shown, mistakes=mistakes, rtol=1e-6, atol=1e-9)
+        for name, value in got.state_dict().items():
+            if name.endswith("gain") and float(value) != 1.0:
+                raise Mistake(f"{name} is {float(value):g}: Fixup's scalar multiplier starts at 1.")
+    return ("the last layer of every branch and the classifier start at 0, the inner layer is scaled by "
+            "L^(-1/2), and the model you were given is untouched, at depths 6, 20 and 56.")
+
+
+fixup = Exercise(
+    "Exercise 11.1: Fixup's initialisation",
+    _check_fixup,
+    hints=[
+        "Start with `new = copy.deepcopy(model)` and change only `new`; the caller keeps the original. "
+        "Change weights inside `with torch.no_grad():`.",
+        "L is the number of residual branches: len(new.blocks). Each block has an inner layer fc1 and a last "
+        "layer fc2; the classifier is new.head.",
+        "Three changes: zero fc2's weight and bias in every block; zero new.head's weight and bias; multiply "
+        "fc1's weight by L ** (-1 / (2 * m - 2)) with m = 2. In-place tensor methods such as .zero_() and "
+        ".mul_() do it.",
+    ],
+)
+
+
+def _branches(count: int, width: int, seed: int):
+    """``count`` fixed branch functions of width ``width`` (Linear, ReLU, Linear, He-normal)."""
+    generator = torch.Generator().manual_seed(seed)
+    layers = [(torch.randn(width, width, generator=generator, dtype=torch.float64) * math.sqrt(2 / width),
+               torch.randn(width, width, generator=generator, dtype=torch.float64) * math.sqrt(2 / width))
+              for _ in range(count)]
+    return tuple(lambda h, a=a, b=b: torch.relu(h @ a) @ b for a, b in layers)
+
+
+def _run(x, branches, step) -> np.ndarray:
+    states = [x]
+    for branch in branches:
+        states.append(step(states[-1], branch))
+    return np.stack([s.detach().numpy() for s in states])
+
+
+def _as_states(got, shown: str) -> np.ndarray:
+    if isinstance(got, (list, tuple)):
+        return np.stack([as_array(s, "scaled_stream", shown) for s in got]) if got else np.zeros((0,))
+    return as_array(got, "scaled_stream", shown)
+
+
+def _check_scaled(answer) -> str:
+    answer = require_function(answer, "scaled_stream", 2)
+    generator = torch.Generator().manual_seed(14)
+    inputs = [("x of shape (5, 8) and 9 branches", torch.randn(5, 8, generator=generator, dtype=torch.float64),
+               _branches(9, 8, 1)),
+              ("x of shape (3, 4) and 4 branches", 2.0 - torch.randn(3, 4, generator=generator, dtype=torch.float64),
+               _branches(4, 4, 2)),
+              ("x of zeros, shape (2, 8), and 9 branches", torch.zeros(2, 8, dtype=torch.float64), _branches(9, 8, 3)),
+              ("x of shape (2, 4) and 1 branch", torch.randn(2, 4, generator=generator, dtype=torch.float64),
+               _branches(1, 4, 4))]
+    for shown, x, branches in inputs:
+        got = _as_states(call(answer, x, branches, name="scaled_stream", shown=shown), shown)
+        s = 1 / math.sqrt(len(branches))
+        want = _run(x, branches, lambda h, f: h + s * f(h))
+        mistakes = [
+            (_run(x, branches, lambda h, f: h + f(h) / len(branches)),
+             "you scaled each branch by 1/L. The recipe's constant is 1/sqrt(L): math.sqrt(L)."),
+            (_run(x, branches, lambda h, f: s * h + f(h)),
+             "you scaled the skip path instead of the branch. The skip path must carry h unchanged (a clean "
+             "identity); only the branch's write F(h) is multiplied by 1/sqrt(L)."),
+            (_run(x, branches, lambda h, f: s * (h + f(h))),
+             "you scaled the whole sum h + F(h). Only the branch's write F(h) is multiplied by 1/sqrt(L)."),
+            (_run(x, branches, lambda h, f: h + f(h)),
+             "you forgot the scale: each write F(h) must be multiplied by 1/sqrt(L)."),
+            (_run(x, branches, lambda h, f: h + f(h) / math.sqrt(len(branches) + 1)),
+             "L is the number of branches, len(branches), not one more."),
+            (_run(x, branches, lambda h, f: h + s * f(h))[1:],
+             "you left out the input: return L + 1 states, starting with x itself."),
+        ]
+        expect_close(got, want, name="scaled_stream", shown=shown, mistakes=mistakes, rtol=1e-6, atol=1e-9)
+    return ("h <- h + F(h) / sqrt(L) at every branch, the skip path untouched, L + 1 states from x on, for 1 to "
+            "9 branches and a zero input.")
+
+
+scaled_stream = Exercise(
+    "Exercise 11.2: the stream of a 1/sqrt(L)-scaled stack",
+    _check_scaled,
+    hints=[
+        "Keep a running stream h, starting at x, and a list of states that starts with x. Append h after "
+        "every branch.",
+        "L is the number of branches, len(branches), and the constant s = 1 / math.sqrt(L) is the same for "
+        "every branch.",
+        "Each step keeps h on the skip path and adds the branch's write times s: the new h is h plus s times "
+        "the branch applied to h. Only the write is scaled.",
+    ],
+)

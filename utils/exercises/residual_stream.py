@@ -1,0 +1,170 @@
+"""Checkers for notebook 10 (the residual stream in a transformer block).
+
+* Exercise 10.1: one sublayer step with its residual connection, pre-LN
+  x + Sublayer(LN(x)) or post-LN LN(x + Sublayer(x)), LayerNorm written by hand.
+* Exercise 10.2: the size of the residual stream (mean of its squared entries)
+  before the first block and after every block.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from utils.exercises.core import Exercise, Mistake, as_array, call, expect_close, require_function
+
+EPS = 1e-5  # nn.LayerNorm's default
+
+
+def _norm(x: torch.Tensor, dims=(-1,), *, unbiased: bool = False, eps: float = EPS) -> torch.Tensor:
+    """LayerNorm without learned scale or shift over ``dims`` (the exercise's LN is dims=(-1,))."""
+    mean = x.mean(dim=dims, keepdim=True)
+    var = x.var(dim=dims, keepdim=True, unbiased=unbiased)
+    return (x - mean) / torch.sqrt(var + eps)
+
+
+def _sublayers():
+    """Two fixed sublayers the checker plugs in: a linear map with bias, and tanh of one."""
+    generator = torch.Generator().manual_seed(10)
+    weights = [torch.randn(d, d, generator=generator, dtype=torch.float64) / d ** 0.5 for d in (4, 8)]
+    bias = {d: torch.linspace(-0.5, 0.5, d, dtype=torch.float64) for d in (4, 8)}
+    linear = lambda h: h @ weights[0 if h.shape[-1] == 4 else 1] + bias[h.shape[-1]]
+    bent = lambda h: torch.tanh(2.0 * linear(h))
+    return (("a linear sublayer", linear), ("a tanh sublayer", bent))
+
+
+def _stream_inputs():
+    generator = torch.Generator().manual_seed(11)
+    shifted = 1.5 + 2.0 * torch.randn(2, 3, 4, generator=generator, dtype=torch.float64)
+    wide = torch.randn(3, 5, 8, generator=generator, dtype=torch.float64) - 0.3
+    flat = shifted.clone()
+    flat[0, 1] = 0.7  # one token whose features are all equal: only eps keeps LN finite
+    return [("a batch of 2 sequences of 3 tokens, width 4", shifted),
+            ("3 sequences of 5 tokens, width 8", wide),
+            ("a batch with one token whose 4 features are all equal", flat)]
+
+
+def _check_sublayer(answer) -> str:
+    answer = require_function(answer, "sublayer_step", 3)
+    for shown_x, x in _stream_inputs():
+        for shown_f, sub in _sublayers():
+            for norm in ("pre", "post"):
+                shown = f"{shown_x}, {shown_f}, norm={norm!r}"
+                got = call(answer, x, sub, norm, name="sublayer_step", shown=shown)
+                pre, post = x + sub(_norm(x)), _norm(x + sub(x))
+                wanted, other = (pre, post) if norm == "pre" else (post, pre)
+                placed = "at the input of the sublayer" if norm == "pre" else "after the sum"
+                mistakes = [
+                    (other, f"you placed LayerNorm as the {'post' if norm == 'pre' else 'pre'}-LN sublayer does. "
+                            f"For norm={norm!r} it goes {placed}."),
+                    (sub(_norm(x)) if norm == "pre" else _norm(sub(x)),
+                     "you returned the sublayer's write without the residual connection: add the stream x "
+                     "back (the skip path)" + (" before normalising." if norm == "post" else ".")),
+                    (_norm(x) + sub(_norm(x)) if norm == "pre" else _norm(x) + sub(x),
+                     "the skip path must carry x itself, not its normalised copy: LN(x) feeds the sublayer "
+                     "only." if norm == "pre" else "you normalised x before the sum; post-LN normalises the sum."),
+                    (x + sub(_norm(x, (0,))) if norm == "pre" else _norm(x + sub(x), (0,)),
+                     "you normalised over the batch axis (dim 0). LayerNorm normalises each token over its "
+                     "d features: the last axis, dim=-1, with keepdim=True."),
+                    (x + sub(_norm(x, (1,))) if norm == "pre" else _norm(x + sub(x), (1,)),
+                     "you normalised over the tokens axis (dim 1). LayerNorm normalises each token over its "
+                     "d features: the last axis, dim=-1."),
+                    (x + sub(_norm(x, (-2, -1))) if norm == "pre" else _norm(x + sub(x), (-2, -1)),
+                     "you normalised over all the numbers of a sequence at once. LayerNorm normalises each "
+                     "token separately, over its d features (dim=-1)."),
+                    (x + sub(_norm(x, unbiased=True)) if norm == "pre" else _norm(x + sub(x), unbiased=True),
+                     "your variance divides by d - 1 (torch's default for .var() and .std()). LayerNorm uses "
+                     "the mean of squared deviations: .var(dim=-1, unbiased=False, keepdim=True)."),
+                    (x + sub(_norm(x, eps=0.0)) if norm == "pre" else _norm(x + sub(x), eps=0.0),
+                     "you left out eps: put eps = 1e-5 inside the square root, sqrt(var + eps), so that a token "
+                     "whose features are all equal does not divide by 0."),
+                ]
+                if shown_x.startswith("a batch with one token") and not np.isfinite(as_array(got, "sublayer_step", shown)).all():
+                    raise Mistake(f"for {shown}: you got NaN where a token's features are all equal (variance 0). "
+                                  "Put eps = 1e-5 inside the square root: sqrt(var + eps).")
+                expect_close(got, wanted, name="sublayer_step", shown=shown, mistakes=mistakes, rtol=1e-5, atol=1e-7)
+                if hasattr(got, "shape") and tuple(got.shape) != tuple(x.shape):
+                    raise Mistake(f"`sublayer_step` returned shape {tuple(got.shape)} for {shown}; it must keep "
+                                  f"the stream's shape {tuple(x.shape)}.")
+    return ("pre-LN adds Sublayer(LN(x)) to the untouched stream; post-LN normalises x + Sublayer(x); "
+            "LayerNorm works per token over its features, on every input tried (a constant token included).")
+
+
+sublayer_step = Exercise(
+    "Exercise 10.1: a pre-LN and a post-LN sublayer",
+    _check_sublayer,
+    hints=[
+        "Write LayerNorm first, as a small function inside yours: subtract the mean and divide by the "
+        "standard deviation of each token's d features, with a tiny eps inside the square root.",
+        "Each token is the last axis of x: take the mean and the variance with dim=-1 and keepdim=True, "
+        "so they broadcast back against x. The variance is the plain mean of squared deviations "
+        "(unbiased=False), and eps is 1e-5.",
+        "Pre-LN: the sublayer reads the normalised stream and its write is added to x itself. Post-LN: "
+        "the sublayer reads x itself, and the sum x + write is what gets normalised.",
+    ],
+)
+
+
+def _blocks():
+    """Three fixed residual blocks the checker streams through (pre-LN-like edits of the stream)."""
+    generator = torch.Generator().manual_seed(12)
+    weights = [torch.randn(6, 6, generator=generator, dtype=torch.float64) / 6 ** 0.5 for _ in range(4)]
+    return [lambda h, w=w: h + 0.8 * torch.tanh(_norm(h) @ w) for w in weights]
+
+
+def _mean_square(t: torch.Tensor) -> float:
+    return float(t.pow(2).mean())
+
+
+def _check_variances(answer) -> str:
+    answer = require_function(answer, "stream_variances", 2)
+    generator = torch.Generator().manual_seed(13)
+    blocks = _blocks()
+    inputs = [("x of shape (2, 3, 6) with 4 blocks", 0.5 + torch.randn(2, 3, 6, generator=generator, dtype=torch.float64),
+               blocks),
+              ("x of shape (1, 4, 6) with 1 block", torch.randn(1, 4, 6, generator=generator, dtype=torch.float64),
+               blocks[:1]),
+              ("x of zeros, shape (2, 2, 6), with 2 blocks", torch.zeros(2, 2, 6, dtype=torch.float64), blocks[:2]),
+              ("x of shape (3, 2, 6) with no blocks", torch.randn(3, 2, 6, generator=generator, dtype=torch.float64),
+               [])]
+    for shown, x, chosen in inputs:
+        got = call(answer, x, tuple(chosen), name="stream_variances", shown=shown)
+        states = [x]
+        for block in chosen:
+            states.append(block(states[-1]))
+        want = [_mean_square(s) for s in states]
+        writes = [_mean_square(after - before) for before, after in zip(states, states[1:])]
+        mistakes = [
+            (np.sqrt(want), "you returned the root mean square (RMS). The variance is its square: the mean of "
+                            "the squared entries, without the square root."),
+            (want[1:], f"you left out the stream before the first block: return {len(chosen) + 1} numbers for "
+                       f"{len(chosen)} block(s), starting with the input's."),
+            (writes, "you measured each block's write (block(x) - x), not the stream the next block reads."),
+            ([float(s.var()) for s in states],
+             "you used .var(), which subtracts the mean and divides by n - 1. The stream's variance here is "
+             "the mean of its squared entries: (x ** 2).mean()."),
+            ([float(s.var(dim=-1, unbiased=False).mean()) for s in states],
+             "you took each token's variance about its own mean; the stream's variance here is the mean of "
+             "its squared entries, (x ** 2).mean(), without subtracting any mean."),
+        ]
+        try:
+            got_list = [float(v) for v in got]
+        except (TypeError, ValueError):
+            raise Mistake(f"`stream_variances` should return a list of numbers for {shown}; got a "
+                          f"{type(got).__name__}.") from None
+        expect_close(got_list, want, name="stream_variances", shown=shown, mistakes=mistakes, rtol=1e-6, atol=1e-12)
+    return ("one variance for the input and one after every block, each the mean of the stream's squared "
+            "entries, on every input tried (zeros and an empty stack included).")
+
+
+stream_variances = Exercise(
+    "Exercise 10.2: the stream's variance after each block",
+    _check_variances,
+    hints=[
+        "Keep a running stream h, starting at x. Record its size, pass it through the next block, record "
+        "again: L blocks give L + 1 numbers.",
+        "Each block already contains its residual connection: h = block(h) is the new stream. Do not add h "
+        "again.",
+        "The size to record is the mean of the squared entries of h over every number at once, as a Python "
+        "float (float(...)). No square root, and no mean subtracted.",
+    ],
+)
