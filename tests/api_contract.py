@@ -74,7 +74,10 @@ ACCEPTS = {
     "utils.blocks.make_stack": {"scale": "negative zero huge"},
     "utils.blocks.demo_block": {"scale": "negative zero huge"},
     "utils.gradient_flow.describe": {"scale": "negative zero huge"},
-    "utils.gradient_flow.streamed_profile": {"scale": "negative zero huge"},
+    "utils.gradient_flow.streamed_profile": {"scale": "negative zero huge",
+                                             "shortcut": "zero huge", "nudge": "zero"},  # skip path off; no nudge
+    "utils.gradient_flow.draw_layer_profiles": {"loss": "string"},  # the loss's name on the axis
+    "utils.transformer.draw_variance": {"slope": "negative zero huge"},  # any fitted slope
     "utils.gradient_flow.depth_sweep": {"scale": "negative zero huge"},
     "utils.gradient_flow.widget_profile": {"scale": "negative zero huge"},
     "utils.gradient_flow.summary_text": {"scale": "negative zero huge"},
@@ -162,9 +165,9 @@ def _profile():
 
 
 def _published():
-    from utils.gradient_flow import PUBLISHED
+    from utils.gradient_flow import REFERENCE_TABLE
 
-    return PUBLISHED
+    return REFERENCE_TABLE
 
 
 def _transformer():
@@ -245,6 +248,12 @@ VALID = {
     "utils.gradient_flow.summary_text": lambda: dict(profile=_profile(), residual=True, norm="pre", scale=1.0),
     "utils.gradient_flow.draw_gradient_flow": lambda: dict(fig=_figure(), depth=10),
     "utils.gradient_flow.make_panel": lambda: dict(depth=10),
+    "utils.gradient_flow.stack_from_stream": lambda: dict(depth=2, d=8),
+    "utils.gradient_flow.draw_layer_profiles": lambda: dict(fig=_figure(), profiles={"plain": _profile(),
+                                                                                     "residual": _profile()}),
+    "utils.gradient_flow.draw_depth_sweep": lambda: dict(fig=_figure(), depths=[2], sweep={"plain": [_profile()],
+                                                                                         "residual": [_profile()]}),
+    "utils.transformer.draw_variance": lambda: dict(fig=_figure(), stream=_stream(), slope=0.5),
     "utils.jacobians.branch_jacobian": lambda: dict(x=[1.0, -1.0], w1=np.eye(2), w2=np.eye(2)),
     "utils.jacobians.block_jacobian": lambda: dict(x=[1.0, -1.0], w1=np.eye(2), w2=np.eye(2)),
     "utils.jacobians.finite_difference_jacobian": lambda: dict(f=np.tanh, x=[0.5, -0.5]),

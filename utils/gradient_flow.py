@@ -443,7 +443,10 @@ def _check_profiles(profiles) -> None:
 def draw_layer_profiles(fig, profiles: dict, *, loss: str = "output.sum()") -> None:
     """Notebook 06's figure: the gradient norm (log axis) and the activation std at every
     layer of the plain and the residual stack (``profiles``: two LayerProfiles)."""
+    check_figure("fig", fig)
     _check_profiles(profiles)
+    if not isinstance(loss, str):
+        raise invalid("loss", "a str (the loss's name for the axis label)", loss, error=TypeError)
     ax_grad, ax_std = fig.subplots(1, 2)
     for name, color in (("plain", plotting.PLAIN_COLOR), ("residual", plotting.RESIDUAL_COLOR)):
         layers = np.arange(profiles[name].depth + 1)
@@ -459,9 +462,10 @@ def draw_layer_profiles(fig, profiles: dict, *, loss: str = "output.sum()") -> N
 def draw_depth_sweep(fig, depths, sweep: dict) -> None:
     """Notebook 07's figure: the gain at the input against depth (log-log), and the gain
     at every layer of the deepest stacks, plain and residual (``sweep`` from depth_sweep)."""
+    check_figure("fig", fig)
     if not isinstance(sweep, dict) or set(sweep) != {"plain", "residual"}:
-        raise ValueError("sweep must be the dict returned by depth_sweep")
-    depths = [check_int("depths[]", depth, minimum=1) for depth in depths]
+        raise invalid("sweep", "the dict returned by depth_sweep", sweep, error=TypeError)
+    depths = [check_int("depths[]", depth, minimum=1) for depth in check_sequence("depths", depths, what="depths")]
     if any(len(sweep[name]) != len(depths) for name in sweep):
         raise ValueError(f"sweep must hold one profile per depth ({len(depths)})")
     ax_depth, ax_layers = fig.subplots(1, 2)

@@ -317,8 +317,8 @@ def draw_variance(fig, stream: dict, slope: float) -> str:
     point: the picture of "variances add". Returns a one-line summary."""
     from .plotting import RESIDUAL_COLOR
 
-    if not isinstance(stream, dict) or "stream" not in stream:
-        raise TypeError("stream must be the dict returned by residual_stream(model, x)")
+    check_figure("fig", fig)
+    _check_residual_stream("stream", stream, keys=("stream", "final"))
     if not isinstance(slope, (int, float)) or not math.isfinite(slope):
         raise TypeError(f"slope must be a finite number, got {slope!r}")
     variance = np.square(np.array(stream["stream"] + [stream["final"]]))
