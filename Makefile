@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8888
 PIP_EXTRA ?=
 
-.PHONY: lab test test-backends execute benchmark screenshots student exercises-report
+.PHONY: lab test test-backends test-versions execute benchmark screenshots student exercises-report
 
 # pip byte-compiles one file at a time; compileall -j 0 does it on every core (77 -> 56 s
 # here). Byte-compiling matters: with PYTHONDONTWRITEBYTECODE set (as on this machine and in
@@ -29,6 +29,11 @@ lab: $(STAMP)
 test: $(STAMP)
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
 	$(BIN)/python -m pytest -n 2 --nbval -p no:cacheprovider
+
+# The tests under other library versions (Colab's ipywidgets 7, the oldest and the newest
+# supported), each in its own venv under build/versions/; ENVS="oldest" runs just that one.
+test-versions:
+	$(PYTHON) scripts/test_versions.py $(ENVS)
 
 # The unit tests and nbval again under other numeric backends and thread counts
 # (scripts/backend_matrix.py): the stored outputs must hold on any CPU.

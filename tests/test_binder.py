@@ -32,6 +32,10 @@ REPOSITORY = "residual-course/residual-connections"
 BADGE_IMAGE = "https://mybinder.org/badge_logo.svg"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 BADGE = re.compile(r"\[!\[Binder\]\((?P<image>[^)]*)\)\]\((?P<url>https://mybinder\.org/v2/gh/[^)\s]*)\)")
+BINDER_SLUG = re.compile(r"https://mybinder\.org/v2/gh/(?P<slug>[^/]+/[^/]+)/")
+COLAB_BADGE = re.compile(r"\[!\[Open In Colab\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\]"
+                         r"\(https://colab\.research\.google\.com/github/(?P<slug>[^/]+/[^/]+)/blob/(?P<branch>[^/]+)"
+                         r"/(?P<path>[^)\s]+)\)")
 # What repo2docker's base image already provides: installed before binder/requirements.txt.
 BASE_IMAGE_PACKAGES = ("jupyterlab", "ipykernel", "nbclient", "nbformat")
 # Import names that differ from the distribution that provides them.
@@ -91,6 +95,20 @@ def test_readme_has_the_binder_badge_opening_notebook_00():
     assert readme.is_file(), f"README.md is missing; it must show the Binder badge:\n{badge_line('00_start_here.ipynb')}"
     assert badge_line("00_start_here.ipynb") in readme.read_text(), (
         f"README.md has no Binder badge opening notebook 00; add:\n{badge_line('00_start_here.ipynb')}")
+
+
+@pytest.mark.parametrize("path", [ROOT / "README.md", *NOTEBOOKS], ids=["README.md", *(p.name for p in NOTEBOOKS)])
+def test_the_colab_badge_opens_the_same_repository_as_the_binder_badge(path):
+    text = path.read_text() if path.suffix == ".md" else nbformat.read(path, as_version=4).cells[0].source
+    wanted = "notebooks/00_start_here.ipynb" if path.suffix == ".md" else f"notebooks/{path.name}"
+    colab = list(COLAB_BADGE.finditer(text))
+    assert len(colab) == 1, f"{path.name}: expected one Open in Colab badge; run python scripts/notebook_header.py"
+    binder_slugs = {BINDER_SLUG.match(badge["url"])["slug"] for badge in BADGE.finditer(text)}
+    assert binder_slugs == {REPOSITORY} and colab[0]["slug"] == REPOSITORY, (
+        f"{path.name}: Colab opens {colab[0]['slug']}, Binder opens {binder_slugs}; both must open {REPOSITORY}")
+    assert colab[0]["path"] == wanted and colab[0]["branch"] == "main", f"{path.name}: the Colab badge opens {colab[0]['path']}"
+    binder_line = next(line for line in text.splitlines() if BADGE.search(line))
+    assert COLAB_BADGE.search(binder_line), f"{path.name}: put the Colab badge beside the Binder badge, on its line"
 
 
 def test_binder_pins_the_same_versions_as_requirements():

@@ -58,3 +58,77 @@ def test_live_plot_caption_is_escaped_text():
     assert panel.caption.value == "<pre>n &lt; 2 &amp; more</pre>"
     quiet = LivePlot(lambda fig, n: None, {"n": ipywidgets.IntSlider(value=2)})
     assert quiet.caption.value == "" and bytes(quiet.image.value).startswith(b"<?xml")
+
+
+# ---------------------------------------------------------------- every control, every setting
+# As benchmarks/widget_sweep.py moves them. make test-versions runs this under ipywidgets 7.7.1
+# (Colab's) as well as 8, so the one code path is checked with both.
+
+def _sweep_module():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "widget_sweep.py"
+    spec = importlib.util.spec_from_file_location("widget_sweep_for_tests", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _sweep_every_control(panel):
+    """Move every control of ``panel`` through every setting; return the texts it showed."""
+    texts = set()
+    original = panel.update
+
+    def update():
+        original()
+        texts.add(panel.text)
+
+    panel.update = update
+    records = _sweep_module().measure_panel(panel, min_default_samples=1)
+    for record in records:
+        assert "skipped" not in record and "error" not in record, record
+        assert record["moves"], f"{record['control']} was never moved"
+    return texts
+
+
+def _notebook_style_controls():
+    """One of each control the notebooks build, with the options they use."""
+    style = {"description_width": "initial"}
+    return {
+        "depth": ipywidgets.IntSlider(value=20, min=1, max=1000, description="depth (layers)", style=style,
+                                      continuous_update=False),
+        "slope": ipywidgets.FloatSlider(value=0.5, min=0.0, max=2.0, step=0.01, description="plain slope",
+                                        style=style, continuous_update=False),
+        "blocks": ipywidgets.ToggleButtons(options=[("two-layer blocks", 2), ("one-layer blocks", 1)], value=2,
+                                           description="blocks"),
+        "recipe": ipywidgets.Dropdown(options=["default", "rezero"], value="default", description="recipe"),
+        "residual": ipywidgets.Checkbox(value=True, description="residual (skip path)"),
+    }
+
+
+def test_every_kind_of_control_the_notebooks_use_moves_through_every_setting():
+    def draw(fig, depth, slope, blocks, recipe, residual):
+        fig.subplots().plot([0, depth], [0, slope * blocks])
+        return f"{depth} {slope:.2f} {blocks} {recipe} {residual}"
+
+    panel = LivePlot(draw, _notebook_style_controls(), width=6, height=3)
+    texts = _sweep_every_control(panel)
+    assert {"1 0.50 2 default True", "1000 0.50 2 default True", "20 2.00 2 default True",
+            "20 0.50 1 default True", "20 0.50 2 rezero True", "20 0.50 2 default False"} <= texts
+    assert panel.text == "20 0.50 2 default True"  # back at the default
+
+
+def test_the_course_widget_factories_move_through_every_setting():
+    from utils import blocks, gradient_flow
+
+    block_panel = blocks.make_block_panel()
+    texts = _sweep_every_control(block_panel)
+    assert len(texts) >= 4 and block_panel.controls["scale"].disabled is False
+    block_panel.controls["rezero"].value = True
+    assert block_panel.controls["scale"].disabled  # ReZero greys out the scale, under 7 and 8 alike
+    flow_panel = gradient_flow.make_panel()
+    texts = _sweep_every_control(flow_panel)
+    assert len(texts) >= 6
+    flow_panel.controls["residual"].value = False
+    assert flow_panel.controls["norm"].disabled and flow_panel.controls["scale"].disabled

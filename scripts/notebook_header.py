@@ -1,0 +1,115 @@
+#!/usr/bin/env python
+"""Give every notebook the course's header: Binder and Colab badges, then a setup cell.
+
+    python scripts/notebook_header.py                        # every notebook
+    python scripts/notebook_header.py notebooks/04_*.ipynb   # just these
+
+Idempotent: run it again and nothing changes. In the first (markdown) cell, the line with the
+Binder badge becomes the badges line (Binder, then Open in Colab, both opening this notebook);
+without a Binder badge, the badges line goes under the title. The setup cell (SETUP_SOURCE,
+tagged ``course-setup``) becomes the first code cell, right after the header. Outputs of other
+cells are left alone: re-execute the notebooks afterwards (make execute).
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+REPOSITORY = "residual-course/residual-connections"  # GitHub owner/name, as in the Binder badge
+BRANCH = "main"
+SETUP_TAG = "course-setup"
+BINDER_BADGE = re.compile(r"\[!\[Binder\]\([^)]*\)\]\(https://mybinder\.org/v2/gh/[^)\s]*\)")
+
+# The first code cell of every notebook. On Colab only the notebook is opened, so the course's
+# utils package is missing: install it, and only it (--no-deps: Colab's torch, numpy and
+# ipywidgets must stay). Everywhere the course was installed (make lab, Binder) it is a no-op.
+SETUP_SOURCE = f'''\
+# Setup for Google Colab: install this course's `utils` package if it is missing, and nothing else
+# (torch, numpy and ipywidgets stay as they are). In JupyterLab and on Binder this cell does nothing.
+import importlib.metadata
+import subprocess
+import sys
+
+try:
+    importlib.metadata.version("residual-course-utils")
+except importlib.metadata.PackageNotFoundError:
+    COURSE = "https://github.com/{REPOSITORY}/archive/{BRANCH}.zip"
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--retries", "1",
+                          "--timeout", "15", COURSE], capture_output=True, text=True)
+    importlib.invalidate_caches()
+    print("Installed the course's utils package." if pip.returncode == 0 else
+          f"Could not install the course's utils package from {{COURSE}} (no network?); the cells below "
+          f"need it. pip said: {{(pip.stderr.strip().splitlines() or ['nothing'])[-1]}}")'''
+
+
+def binder_badge(name: str) -> str:
+    """Markdown of the badge that opens ``notebooks/<name>`` in JupyterLab on mybinder.org."""
+    return (f"[![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/{REPOSITORY}/HEAD"
+            f"?urlpath=lab/tree/notebooks/{name})")
+
+
+def colab_badge(name: str) -> str:
+    """Markdown of the badge that opens ``notebooks/<name>`` in Google Colab."""
+    return (f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+            f"(https://colab.research.google.com/github/{REPOSITORY}/blob/{BRANCH}/notebooks/{name})")
+
+
+def badges_line(name: str) -> str:
+    return f"{binder_badge(name)} {colab_badge(name)}"
+
+
+def with_badges(header: str, name: str) -> str:
+    """The header cell's markdown with the badges line in place of the Binder badge's line,
+    or under the title if there is none."""
+    lines = header.split("\n")
+    for index, line in enumerate(lines):
+        if BINDER_BADGE.search(line):
+            lines[index] = badges_line(name)
+            return "\n".join(lines)
+    title = next((i for i, line in enumerate(lines) if line.startswith("# ")), -1)
+    lines.insert(title + 1, badges_line(name))
+    return "\n".join(lines)
+
+
+def is_setup_cell(cell) -> bool:
+    return SETUP_TAG in cell.get("metadata", {}).get("tags", [])
+
+
+def update(notebook, name: str) -> bool:
+    """Put the badges and the setup cell into ``notebook`` (in place); True if it changed."""
+    before = nbformat.writes(notebook)
+    header = notebook.cells[0] if notebook.cells else None
+    if header is None or header.cell_type != "markdown":
+        raise ValueError(f"{name}: the first cell must be the markdown header (title and badges)")
+    header.source = with_badges(header.source, name)
+    existing = [cell for cell in notebook.cells if is_setup_cell(cell)]
+    setup = existing[0] if existing else nbformat.v4.new_code_cell(metadata={"tags": [SETUP_TAG]})
+    notebook.cells = [cell for cell in notebook.cells if not is_setup_cell(cell)]
+    if setup.source != SETUP_SOURCE:
+        setup.source, setup.outputs, setup.execution_count = SETUP_SOURCE, [], None
+    setup.id = SETUP_TAG  # a stable cell id keeps diffs small
+    notebook.cells.insert(1, setup)
+    return nbformat.writes(notebook) != before
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to update (default: all in notebooks/)")
+    args = parser.parse_args(argv)
+    for path in args.notebooks or sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
+        notebook = nbformat.read(path, as_version=4)
+        changed = update(notebook, path.name)
+        if changed:
+            nbformat.write(notebook, path)
+        print(f"{path.name}: {'updated' if changed else 'already up to date'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

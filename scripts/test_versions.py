@@ -1,0 +1,249 @@
+#!/usr/bin/env python
+"""Run the unit tests and every notebook (nbval) under other versions of the course's libraries.
+
+    make test-versions                          # every environment below
+    make test-versions ENVS="oldest"            # just these
+    python3 scripts/test_versions.py --reuse    # keep venvs whose requirements did not change
+
+Each environment is a fresh virtual environment under build/versions/<name> (git-ignored):
+
+- ``ipywidgets7``: the pins of requirements.txt, but the widget stack Google Colab ships
+  (ipywidgets 7.7.1, ipykernel 6.17.1, IPython 7.34.0);
+- ``oldest``: the lower end of every range in pyproject.toml's ``dependencies``;
+- ``newest``: the newest release of every library in those ranges, whatever PyPI has today.
+
+torch stays at the one version requirements.txt pins in all of them (the CPU build). The
+test tools (pytest, nbval, nbclient, ...) keep their pins except in ``newest``. Then
+``pytest -n 2 --nbval -m "not slow and not browser"`` runs in each (unit tests, and every
+notebook re-run from a fresh kernel and compared with its stored outputs), after a check that
+the notebook kernel really runs inside the environment. A summary table ends the run; the
+exit status is 1 if any environment failed. Logs: build/versions/<name>.log.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+# The same pytest run, thread settings and summary line as make test-backends.
+from backend_matrix import THREAD_VARIABLES, closing_line, command  # noqa: E402
+
+BUILD = ROOT / "build" / "versions"
+# Not needed without the browser tests, and JupyterLab would pull a newer ipykernel stack.
+LEFT_OUT = {"jupyterlab", "playwright"}
+# What Colab runs next to ipywidgets 7.7.1 (google-colab 1.0.0 requires exactly these).
+COLAB_WIDGET_STACK = {"ipywidgets": "7.7.1", "ipykernel": "6.17.1", "ipython": "7.34.0"}
+# Versions printed in the summary, as the notebook kernel reports them.
+SHOWN = ("torch", "numpy", "matplotlib", "scikit-learn", "scipy", "ipywidgets", "ipykernel", "ipython",
+         "jupyter_client")
+PIP = ("-m", "pip", "install", "--quiet", "--no-compile", "--disable-pip-version-check", "--prefer-binary")
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def read_pins(path: Path = ROOT / "requirements.txt") -> dict[str, str]:
+    """``name==version`` lines of a requirements file, by canonical name."""
+    pins = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        match = re.fullmatch(r"([A-Za-z0-9_.\-]+)\s*==\s*(\S+)", line)
+        if match:
+            pins[canonical(match[1])] = match[2]
+    return pins
+
+
+def supported_ranges(path: Path = ROOT / "pyproject.toml") -> dict[str, tuple[str, str]]:
+    """pyproject.toml's ``dependencies`` as {name: (oldest, newest tested)}; each must read
+    ``name>=OLDEST,<=NEWEST`` or ``name==VERSION`` (one tested version, torch)."""
+    ranges = {}
+    for requirement in tomllib.loads(path.read_text())["project"]["dependencies"]:
+        text = requirement.replace(" ", "")
+        match = (re.fullmatch(r"([A-Za-z0-9_.\-]+)>=([^,]+),<=([^,]+)", text)
+                 or re.fullmatch(r"([A-Za-z0-9_.\-]+)==()([^,]+)", text))
+        if not match:
+            raise ValueError(f"pyproject.toml dependency {requirement!r} must read name>=OLDEST,<=NEWEST or name==VERSION")
+        ranges[canonical(match[1])] = (match[2] or match[3], match[3])
+    return ranges
+
+
+@dataclass
+class Environment:
+    name: str
+    purpose: str
+    requirements: list[str]
+    upgrade: bool = False  # newest: let pip take the newest release of anything unpinned
+    results: dict = field(default_factory=dict)
+
+
+def environments(pins: dict[str, str], ranges: dict[str, tuple[str, str]],
+                 oldest_extra: dict[str, str]) -> dict[str, Environment]:
+    """The environments to test, each as the pip requirements that build it."""
+    tools = {name: version for name, version in pins.items() if name not in LEFT_OUT and name not in ranges}
+    torch = f"torch=={pins['torch']}"
+
+    def exact(versions: dict[str, str]) -> list[str]:
+        return [f"{name}=={version}" for name, version in versions.items()]
+
+    widgets7 = {**tools, **{name: pins[name] for name in ranges if name in pins}, **COLAB_WIDGET_STACK}
+    oldest = {**tools, **{name: low for name, (low, _) in ranges.items()}, **oldest_extra}
+    newest = [torch] + sorted(name for name in {*tools, *ranges} if name != "torch")
+    return {
+        "ipywidgets7": Environment("ipywidgets7", "requirements.txt with Colab's widget stack",
+                                   exact(widgets7)),
+        "oldest": Environment("oldest", "lower end of every range in pyproject.toml", exact(oldest)),
+        "newest": Environment("newest", "newest release of everything but torch", newest, upgrade=True),
+    }
+
+
+KERNEL_CHECK = r'''
+import json, sys
+import nbformat
+from nbclient import NotebookClient
+cell = nbformat.v4.new_code_cell("""
+import json, sys, importlib.metadata as m
+names = %r
+print(json.dumps({"prefix": sys.prefix, "python": sys.version.split()[0],
+                  **{n: m.version(n) for n in names}}))
+""" % (sys.argv[1:],))
+notebook = nbformat.v4.new_notebook(cells=[cell])
+NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
+print(notebook.cells[0].outputs[0]["text"])
+'''
+
+
+def isolated_env(venv: Path) -> dict[str, str]:
+    """The process environment for a run inside ``venv``: its bin first on PATH, private Jupyter
+    folders (so no kernelspec of this machine is used), one BLAS/torch thread as under make test."""
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "JUPYTER_PATH")}
+    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR", "MPLCONFIGDIR"):
+        env[name] = str(venv / "home" / name.lower())
+        Path(env[name]).mkdir(parents=True, exist_ok=True)
+    env.update({variable: "1" for variable in THREAD_VARIABLES})
+    env.update(VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+               PYDEVD_DISABLE_FILE_VALIDATION="1")  # ipykernel's debugger warns about frozen modules otherwise
+    return env
+
+
+def run_logged(command: list[str], log, env=None, timeout: float = 1800) -> int:
+    log.write(f"\n$ {' '.join(command)}\n")
+    log.flush()
+    return subprocess.run(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                          timeout=timeout).returncode
+
+
+def build(environment: Environment, python: str, reuse: bool, log) -> bool:
+    """Create the venv and install; True on success. With ``reuse``, a venv built from the
+    same requirements is kept as it is."""
+    venv = BUILD / environment.name
+    stamp = venv / "requirements.json"
+    wanted = json.dumps(environment.requirements)
+    if reuse and stamp.is_file() and stamp.read_text() == wanted:
+        log.write("reusing the existing environment\n")
+        return True
+    shutil.rmtree(venv, ignore_errors=True)
+    vpython = str(venv / "bin" / "python")
+    steps = [[python, "-m", "venv", str(venv)],
+             [vpython, *PIP, *(["--upgrade"] if environment.upgrade else []), *environment.requirements],
+             [vpython, *PIP, "--no-deps", "-e", "."],
+             # byte-compile once (PYTHONDONTWRITEBYTECODE may be set): every kernel imports torch
+             [vpython, "-m", "compileall", "-qq", "-j", "0", str(venv / "lib")]]
+    for step in steps:
+        if run_logged(step, log) != 0 and step[-1] != str(venv / "lib"):  # compileall: see Makefile
+            return False
+    stamp.write_text(wanted)
+    return True
+
+
+def kernel_versions(environment: Environment, log) -> dict | None:
+    """Versions as a notebook kernel started from the venv sees them, or None if the kernel
+    did not run inside it."""
+    venv = BUILD / environment.name
+    result = subprocess.run([str(venv / "bin" / "python"), "-c", KERNEL_CHECK, *SHOWN], cwd=ROOT,
+                            env=isolated_env(venv), capture_output=True, text=True, timeout=300)
+    log.write(f"\n$ kernel check\n{result.stdout}{result.stderr}")
+    if result.returncode != 0:
+        return None
+    versions = json.loads(result.stdout.strip().splitlines()[-1])
+    if Path(versions.pop("prefix")).resolve() != venv.resolve():
+        log.write("the kernel did not run inside the environment\n")
+        return None
+    return versions
+
+
+def run(environment: Environment, python: str, reuse: bool, extra: list[str]) -> dict:
+    BUILD.mkdir(parents=True, exist_ok=True)
+    log_path = BUILD / f"{environment.name}.log"
+    result = {"log": str(log_path.relative_to(ROOT))}
+    with log_path.open("w") as log:
+        started = time.perf_counter()
+        ok = build(environment, python, reuse, log)
+        result["install_seconds"] = time.perf_counter() - started
+        if not ok:
+            result.update(ok=False, outcome="install failed")
+            return result
+        versions = kernel_versions(environment, log)
+        if versions is None:
+            result.update(ok=False, outcome="the notebook kernel did not start inside the venv")
+            return result
+        result["versions"] = versions
+        started = time.perf_counter()
+        code = run_logged([str(BUILD / environment.name / "bin" / "python"), *command()[1:], *extra],
+                          log, env=isolated_env(BUILD / environment.name))
+        result["test_seconds"] = time.perf_counter() - started
+    result.update(ok=code == 0, outcome=closing_line(log_path.read_text()))
+    return result
+
+
+def summary(results: dict[str, dict]) -> str:
+    """A plain-text table: one row per environment, its versions, times and outcome."""
+    headers = ["environment", "python", *SHOWN, "install", "tests", "outcome"]
+    rows = []
+    for name, result in results.items():
+        versions = result.get("versions", {})
+        rows.append([name, versions.get("python", "?"), *(versions.get(n, "?") for n in SHOWN),
+                     f"{result['install_seconds']:.0f} s",
+                     f"{result['test_seconds']:.0f} s" if "test_seconds" in result else "-",
+                     ("ok: " if result["ok"] else "FAILED: ") + result["outcome"]])
+    widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(len(headers))]
+    return "\n".join("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip()
+                     for row in [headers, *rows])
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("envs", nargs="*", help="environments to run (default: all)")
+    parser.add_argument("--python", default=sys.executable, help="interpreter that creates the venvs")
+    parser.add_argument("--reuse", action="store_true", help="keep a venv whose requirements did not change")
+    parser.add_argument("--pytest", default="", help="extra pytest arguments, e.g. '-k widgets'")
+    args = parser.parse_args(argv)
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    oldest_extra = pyproject.get("tool", {}).get("course", {}).get("oldest-also", {})
+    known = environments(read_pins(), supported_ranges(), {canonical(k): v for k, v in oldest_extra.items()})
+    unknown = [name for name in args.envs if name not in known]
+    if unknown:
+        parser.error(f"unknown environment(s) {unknown}; known: {list(known)}")
+    results = {}
+    for name in args.envs or list(known):
+        environment = known[name]
+        print(f"[{name}] {environment.purpose}: installing and testing (log: build/versions/{name}.log)", flush=True)
+        results[name] = run(environment, args.python, args.reuse, args.pytest.split())
+        print(f"[{name}] {results[name]['outcome']}", flush=True)
+    print("\n" + summary(results))
+    return 0 if all(result["ok"] for result in results.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""The pure parts of scripts/test_versions.py (make test-versions builds venvs; it is not a test)."""
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("test_versions_script", ROOT / "scripts" / "test_versions.py")
+versions = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = versions  # dataclasses look their module up here
+_spec.loader.exec_module(versions)
+
+
+def test_requirements_pins_lie_inside_the_supported_ranges():
+    pins, ranges = versions.read_pins(), versions.supported_ranges()
+    assert {"torch", "numpy", "matplotlib", "scikit-learn", "ipywidgets", "ipykernel"} == set(ranges)
+    for name, (oldest, newest) in ranges.items():
+        assert Version(oldest) <= Version(pins[name]) <= Version(newest), f"{name}=={pins[name]} is outside {oldest}..{newest}"
+
+
+def test_supported_ranges_parse_both_forms_and_reject_others(tmp_path):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\ndependencies = ["numpy>=1.26.4,<=2.4.6", "torch==2.13.0", "Scikit_Learn >= 1.3, <= 1.9"]\n')
+    assert versions.supported_ranges(pyproject) == {"numpy": ("1.26.4", "2.4.6"), "torch": ("2.13.0", "2.13.0"),
+                                                    "scikit-learn": ("1.3", "1.9")}
+    pyproject.write_text('[project]\ndependencies = ["numpy>=1.26"]\n')
+    with pytest.raises(ValueError, match="must read name>=OLDEST,<=NEWEST or name==VERSION"):
+        versions.supported_ranges(pyproject)
+
+
+def test_the_three_environments_vary_the_libraries_and_keep_torch():
+    pins = {"torch": "2.13.0", "numpy": "2.4.6", "ipywidgets": "8.1.9", "ipykernel": "7.4.0", "pytest": "9.2.0",
+            "jupyterlab": "4.6.6", "playwright": "1.65.2"}
+    ranges = {"torch": ("2.13.0", "2.13.0"), "numpy": ("1.26.4", "2.4.6"), "ipywidgets": ("7.7.1", "8.1.9"),
+              "ipykernel": ("6.17.1", "7.4.0")}
+    envs = versions.environments(pins, ranges, {"pyparsing": "3.1.1"})
+    assert envs["ipywidgets7"].requirements == ["pytest==9.2.0", "torch==2.13.0", "numpy==2.4.6",
+                                                "ipywidgets==7.7.1", "ipykernel==6.17.1", "ipython==7.34.0"]
+    assert envs["oldest"].requirements == ["pytest==9.2.0", "torch==2.13.0", "numpy==1.26.4", "ipywidgets==7.7.1",
+                                           "ipykernel==6.17.1", "pyparsing==3.1.1"]
+    assert envs["newest"].requirements == ["torch==2.13.0", "ipykernel", "ipywidgets", "numpy", "pytest"]
+    assert envs["newest"].upgrade and not envs["oldest"].upgrade
+
+
+def test_read_pins_takes_exact_pins_only(tmp_path):
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("# comment\ntorch==2.13.0  # CPU\n--extra-index-url https://x\nNumPy == 2.4.6\n-e .\nfoo>=1\n")
+    assert versions.read_pins(requirements) == {"torch": "2.13.0", "numpy": "2.4.6"}
+
+
+def test_summary_table():
+    table = versions.summary({
+        "oldest": {"ok": True, "outcome": "424 passed", "install_seconds": 61.2, "test_seconds": 200.4,
+                   "versions": {"python": "3.11.7", "numpy": "1.26.4"}},
+        "newest": {"ok": False, "outcome": "install failed", "install_seconds": 5.0}}).splitlines()
+    assert table[0].split()[:3] == ["environment", "python", "torch"]
+    assert table[1].split()[:4] == ["oldest", "3.11.7", "?", "1.26.4"] and table[1].split()[-7:] == ["61", "s", "200", "s", "ok:", "424", "passed"]
+    assert table[2].split()[-6:] == ["5", "s", "-", "FAILED:", "install", "failed"]

@@ -1,0 +1,211 @@
+"""Is this environment one the course is tested in? One call, ``check()``, answers in plain
+sentences: the versions of Python and the course's libraries against the tested ranges, the
+front end (JupyterLab, Colab, Binder, VS Code), the thread count, and whether widgets can work.
+
+    python -m utils.environment        # the same report in a terminal (exit status 1 on a problem)
+
+The tested ranges are the ``dependencies`` of pyproject.toml, read from the installed package's
+metadata (so they are there on Colab too, where only the package is installed). This module
+imports only the standard library and ``packaging`` at the top: it must still report when
+numpy or torch is missing or broken, so it does not use ``utils.validation`` (which imports numpy).
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.metadata as metadata
+import os
+import platform
+import sys
+from dataclasses import dataclass, field
+
+from packaging.requirements import Requirement
+from packaging.version import InvalidVersion, Version
+
+DISTRIBUTION = "residual-course-utils"
+TESTED_PYTHON = "3.11"  # make test and make test-versions run Python 3.11 (binder/runtime.txt too)
+# Distribution name -> import name, where they differ.
+IMPORT_NAMES = {"scikit-learn": "sklearn"}
+NOT_A_KERNEL = "none (not a notebook kernel)"  # python -m utils.environment, pytest
+SCRIPT_KERNEL = "none (a script runs this kernel)"  # nbclient, nbval: how the stored outputs are made
+FRONT_ENDS = ("Colab", "Binder", "VS Code", "JupyterLab", SCRIPT_KERNEL, NOT_A_KERNEL)
+NO_WIDGETS = "sliders will not appear; the static pictures below each widget show its default state"
+
+
+def tested_ranges() -> dict[str, Requirement]:
+    """The course's tested version ranges by distribution name (pyproject.toml's
+    ``dependencies``, as installed); empty if the course package is not installed."""
+    try:
+        requires = metadata.requires(DISTRIBUTION) or []
+    except metadata.PackageNotFoundError:
+        return {}
+    ranges = {}
+    for line in requires:
+        requirement = Requirement(line)
+        if requirement.marker is None:
+            ranges[requirement.name] = requirement
+    return ranges
+
+
+def installed_version(distribution: str) -> str | None:
+    """The installed version of ``distribution``, or None if it is not installed."""
+    if not isinstance(distribution, str):
+        raise TypeError(f"distribution must be a str, got {type(distribution).__name__}")
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def detect_front_end(environ, modules, in_kernel: bool) -> str:
+    """Which front end runs this kernel, from its environment variables and loaded modules:
+    one of FRONT_ENDS. Colab loads ``google.colab``; mybinder.org sets ``BINDER_*`` variables;
+    VS Code sets ``VSCODE_*``; a Jupyter server (JupyterLab, Notebook 7) sets ``JPY_SESSION_NAME``."""
+    if not hasattr(environ, "keys") or not hasattr(modules, "__contains__"):
+        raise TypeError("environ must be a mapping (os.environ) and modules a collection of names (sys.modules)")
+    if "google.colab" in modules or "COLAB_RELEASE_TAG" in environ:
+        return "Colab"
+    if any(key.startswith("BINDER_") for key in environ):
+        return "Binder"
+    if any(key.startswith("VSCODE_") for key in environ):
+        return "VS Code"
+    if not in_kernel:
+        return NOT_A_KERNEL
+    if "JPY_SESSION_NAME" in environ:
+        return "JupyterLab"
+    return SCRIPT_KERNEL
+
+
+def describe_range(tested: Requirement) -> str:
+    """A range as a reader says it: '1.26.4 to 2.4.6', or '2.13.0' for a single version."""
+    if not isinstance(tested, Requirement):
+        raise TypeError(f"tested must be a packaging Requirement, got {type(tested).__name__}")
+    bounds = {spec.operator: spec.version for spec in tested.specifier}
+    if "==" in bounds:
+        return bounds["=="]
+    return f"{bounds.get('>=', 'any')} to {bounds.get('<=', 'newest')}"
+
+
+def version_problem(name: str, version: str | None, tested: Requirement, on_colab: bool = False) -> str | None:
+    """The sentence for one library outside its tested range (None when it is inside). On Colab
+    the advice is not to install another version: that breaks Colab's runtime."""
+    if not isinstance(tested, Requirement):
+        raise TypeError(f"tested must be a packaging Requirement, got {type(tested).__name__}")
+    if version is None:
+        return f"{name} is not installed: the cells that use it will fail; install {name}{tested.specifier}."
+    try:
+        inside = tested.specifier.contains(Version(version), prereleases=True)
+    except InvalidVersion:
+        inside = False
+    if inside:
+        return None
+    advice = (f"compare with the stored outputs, or use Binder (Colab's own {name} is best left as it is)"
+              if on_colab else f"install {name}{tested.specifier}")
+    return (f"{name} {version} is outside the tested range ({describe_range(tested)}): if a cell fails or a printed "
+            f"number differs from the text, {advice}.")
+
+
+def python_problem(version: str) -> str | None:
+    """The sentence for a Python other than the tested one (None for the tested one)."""
+    if not isinstance(version, str):
+        raise TypeError(f"version must be a str such as '3.11.7', got {type(version).__name__}")
+    if ".".join(version.split(".")[:2]) == TESTED_PYTHON:
+        return None
+    return (f"Python {version} is not the tested {TESTED_PYTHON}: if a cell fails, use Python {TESTED_PYTHON} "
+            "(make lab with it, or Binder).")
+
+
+def widget_problems(ipywidgets: str | None, front_end: str, lab_widgets: str | None) -> list[str]:
+    """Why widgets cannot work here, one sentence each (empty when they can). ``ipywidgets`` and
+    ``lab_widgets`` (JupyterLab's widget extension, jupyterlab_widgets) are installed versions
+    or None; ``front_end`` is one of FRONT_ENDS."""
+    if front_end not in FRONT_ENDS:
+        raise ValueError(f"front_end must be one of {', '.join(map(repr, FRONT_ENDS))}; got {front_end!r}")
+    if ipywidgets is None:
+        return [f"ipywidgets is not installed: {NO_WIDGETS}."]
+    major = Version(ipywidgets).major
+    if major < 7:
+        return [f"ipywidgets {major} found: {NO_WIDGETS}."]
+    problems = []
+    if front_end == "Colab" and major >= 8:
+        problems.append(f"ipywidgets {ipywidgets} on Colab, whose widget manager is built for 7.7: {NO_WIDGETS}; "
+                        "use Colab's own ipywidgets (Runtime > Disconnect and delete runtime, then run again).")
+    if front_end in ("JupyterLab", "Binder") and major >= 8 and lab_widgets and Version(lab_widgets).major < 3:
+        problems.append(f"ipywidgets {ipywidgets} needs JupyterLab's widget extension jupyterlab_widgets 3, "
+                        f"found {lab_widgets}: {NO_WIDGETS}; install jupyterlab_widgets>=3 and reload the page.")
+    return problems
+
+
+def _import_problem(name: str) -> str | None:
+    try:
+        importlib.import_module(IMPORT_NAMES.get(name, name))
+    except Exception as error:  # a broken install shows as any error at import
+        return f"{name} is installed but does not import ({type(error).__name__}: {error}): reinstall it."
+    return None
+
+
+def _threads() -> str:
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    torch = sys.modules.get("torch")
+    used = f"torch uses {torch.get_num_threads()}" if torch else "torch not loaded"
+    variable = os.environ.get("OMP_NUM_THREADS")
+    return f"{used} of {cpus} CPUs" + (f" (OMP_NUM_THREADS={variable})" if variable else "")
+
+
+@dataclass
+class Report:
+    """What ``check`` found: a line per library, the front end, threads, widgets, problems."""
+
+    lines: list[str]
+    front_end: str
+    threads: str
+    widgets: str
+    problems: list[str] = field(default_factory=list)
+
+    def verdict(self) -> str:
+        """One line when all is well, the same on every supported machine; else each problem."""
+        if not self.problems:
+            return "Environment check: no problems found; every version is inside the tested range."
+        count = f"{len(self.problems)} problem{'s' if len(self.problems) > 1 else ''}"
+        return "\n".join([f"Environment check: {count} found."] + [f"- {p}" for p in self.problems])
+
+    def details(self) -> str:
+        """Versions, front end, threads and widgets: these differ from machine to machine."""
+        return "\n".join(self.lines + [f"front end: {self.front_end}", f"threads: {self.threads}",
+                                       f"widgets: {self.widgets}"])
+
+    def __str__(self) -> str:
+        return f"{self.verdict()}\n\n{self.details()}"
+
+
+def check() -> Report:
+    """Check this environment against the course's tested versions; see the module docstring."""
+    ranges = tested_ranges()
+    shell = sys.modules["IPython"].get_ipython() if "IPython" in sys.modules else None
+    front_end = detect_front_end(os.environ, sys.modules, in_kernel=hasattr(shell, "kernel"))
+    problems, lines = [], []
+    python = platform.python_version()
+    lines.append(f"Python {python} (tested: {TESTED_PYTHON})")
+    problems.append(python_problem(python))
+    if not ranges:
+        problems.append(f"the course package ({DISTRIBUTION}) is not installed, so its tested ranges are "
+                        "unknown: run `pip install -e .` in the course folder (make lab does).")
+    for name, tested in ranges.items():
+        version = installed_version(name)
+        lines.append(f"{name} {version or 'missing'} (tested: {describe_range(tested)})")
+        problem = version_problem(name, version, tested, on_colab=front_end == "Colab")
+        problems.append(problem if problem or version is None else _import_problem(name))
+    ipywidgets, lab_widgets = installed_version("ipywidgets"), installed_version("jupyterlab_widgets")
+    found = widget_problems(ipywidgets, front_end, lab_widgets)
+    problems += found
+    if found:
+        widgets = "will not work here (see above)"
+    elif front_end == NOT_A_KERNEL:
+        widgets = f"only in a notebook (ipywidgets {ipywidgets} is ready)"
+    else:
+        widgets = f"can work here (ipywidgets {ipywidgets})"
+    return Report(lines, front_end, _threads(), widgets, [p for p in problems if p])
+
+if __name__ == "__main__":
+    report = check()
+    print(report)
+    sys.exit(1 if report.problems else 0)
