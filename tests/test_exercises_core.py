@@ -46,6 +46,7 @@ def _raises(x):
     (_not_done, False, "Replace the `raise NotImplementedError`"),
     (None, False, "got None instead of your function `double`"),
     (2.0, False, "got a float instead of a function"),
+    (torch.nn.Linear(2, 2), False, "got a Linear instead of a function. Pass the function itself"),
     (lambda x, y: x, False, "should take 1 argument(s)"),
 ])
 def test_every_kind_of_answer_gets_a_message(answer, passed, fragment):
@@ -54,6 +55,13 @@ def test_every_kind_of_answer_gets_a_message(answer, passed, fragment):
     assert feedback.passed is passed and bool(feedback) is passed
     assert fragment in feedback.message, feedback.message
     assert str(feedback).startswith("✓" if passed else ("…" if answer is _not_done else "✗"))
+
+
+def test_a_model_passed_for_a_function_is_named_but_a_class_is_left_to_its_checker():
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2))
+    with pytest.raises(Mistake, match="got a Sequential instead of a function. Pass the function itself"):
+        core.require_function(model, "fixup", 1)
+    assert core.require_function(torch.nn.Linear, "Block", 2) is torch.nn.Linear
 
 
 def test_a_stub_reports_not_done_and_not_a_mistake():

@@ -41,6 +41,11 @@ CASES = [
         ("weight-layers", _fixup("        D = 2 * L + 2\n" + _FC1.format(factor="D ** -0.5") + _FC2 + _HEAD),
          "number of weight layers"),
         ("unchanged", _fixup("        pass\n"), "still has its He-normal weights"),
+        ("no-grad-missing", "def fixup(model):\n    import copy\n    new = copy.deepcopy(model)\n"
+         "    for b in new.blocks:\n        b.fc2.weight.zero_()\n    return new\n", "torch.no_grad()"),
+        ("precedence", _fixup(_FC1.format(factor="L ** -1/2") + _FC2 + _HEAD), "are scaled by"),
+        ("model-passed", "import torch\nfrom utils import recipes\nfixup = recipes.build_deep_mlp(6, 'default')\n",
+         "Pass the function itself"),
         ("in-place", _fixup(_FC1.format(factor="L ** -0.5") + _FC2 + _HEAD, copy=False), "changed the model it was given"),
     ]),
     ExerciseCases(ex.scaled_stream, NOTEBOOK, "scaled_stream", wrong=[
@@ -50,6 +55,11 @@ CASES = [
         ("no-scale", _stream("h + f(h)"), "forgot the scale"),
         ("L-plus-one", _stream("h + f(h) / math.sqrt(L + 1)"), "not one more"),
         ("no-input", _stream("h + f(h) / math.sqrt(L)", first="states = []"), "left out the input"),
+        ("aliased", "def scaled_stream(x, branches):\n    states, h = [x], x.clone()\n    for f in branches:\n"
+         "        h += f(h) / math.sqrt(len(branches))\n        states.append(h)\n    return states\n",
+         "every state after x in your list is the same tensor"),
+        ("no-skip", _stream("f(h) / math.sqrt(L)"), "dropped the skip path"),
+        ("reads-x", _stream("h + f(x) / math.sqrt(L)"), "every branch read x"),
         ("returns-None", "def scaled_stream(x, branches):\n    states = [x]\n", "forget `return`"),
     ]),
 ]

@@ -13,6 +13,17 @@ def _ln(h, dim=-1, unbiased=False, eps=1e-5):
 '''
 
 
+_LN_STD = """
+def _ln_std(h):
+    return (h - h.mean(dim=-1, keepdim=True)) / (h.std(dim=-1, unbiased=False, keepdim=True) + 1e-5)
+"""
+
+_LN_NO_KEEPDIM = """
+def _ln(h):
+    return (h - h.mean(dim=-1)) / torch.sqrt(h.var(dim=-1, unbiased=False) + 1e-5)
+"""
+
+
 def _sublayer(pre: str, post: str, ln: str = _LN) -> str:
     return ln + f'''
 def sublayer_step(x, sublayer, norm):
@@ -46,6 +57,10 @@ CASES = [
         ("unbiased", _sublayer("x + sublayer(_ln(x, unbiased=True))", "_ln(x + sublayer(x), unbiased=True)"),
          "divides by d - 1"),
         ("no-eps", _sublayer("x + sublayer(_ln(x, eps=0.0))", "_ln(x + sublayer(x), eps=0.0)"), "inside the square root"),
+        ("eps-outside", _sublayer("x + sublayer(_ln_std(x))", "_ln_std(x + sublayer(x))", _LN_STD), "added eps to the standard deviation"),
+        ("no-keepdim", _sublayer("x + sublayer(_ln(x))", "_ln(x + sublayer(x))", _LN_NO_KEEPDIM), "keepdim=True"),
+        ("torch-layer-norm", 'def sublayer_step(x, sublayer, norm):\n    ln = nn.LayerNorm(x.shape[-1])\n'
+         '    return x + sublayer(ln(x)) if norm == "pre" else ln(x + sublayer(x))\n', "are float64"),
         ("in-place", _sublayer("x.add_(sublayer(_ln(x)))", "_ln(x + sublayer(x))"), "in place"),
         ("stub", 'def sublayer_step(x, sublayer, norm):\n    raise NotImplementedError("write it")\n',
          "Replace the `raise NotImplementedError`"),
@@ -56,7 +71,9 @@ CASES = [
         ("writes", _variances("float((h - before).pow(2).mean())", keep_input=False), "each block's write"),
         ("torch-var", _variances("float(h.var())"), "you used .var()"),
         ("per-token", _variances("float(h.var(dim=-1, unbiased=False).mean())"), "about its own mean"),
-        ("added-twice", _variances("float(h.pow(2).mean())", step="h + block(h)"), "gives wrong values"),
+        ("added-twice", _variances("float(h.pow(2).mean())", step="h + block(h)"), "you added h again"),
+        ("never-updated", _variances("float(h.pow(2).mean())", step="block(x)"), "you passed x to every block"),
+        ("whole-var", _variances("float(h.var(unbiased=False))"), "the variance about the stream's mean"),
     ]),
 ]
 

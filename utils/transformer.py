@@ -304,7 +304,7 @@ def draw_gradient_vs_depth(fig, depths, post, pre) -> str:
     ax.set_xticks(depths, [f"{int(d)}" for d in depths])
     ax.set_xlabel("depth L (transformer blocks)")
     ax.set_ylabel("|gradient of last block's W2| (Frobenius)")
-    ax.set_title("Post-LN: flat in depth; pre-LN: shrinks like 1/sqrt(L)")
+    ax.set_title("Post-LN: flat in depth; pre-LN: falls, about 1/sqrt(L) overall")
     ax.legend(loc="lower left")
     return (f"post-LN {post[0]:.2f} -> {post[-1]:.2f} (x{post[-1] / post[0]:.2f}); "
             f"pre-LN {pre[0]:.2f} -> {pre[-1]:.2f} (x{pre[-1] / pre[0]:.2f}); "
@@ -328,6 +328,6 @@ def draw_variance(fig, stream: dict, slope: float) -> str:
     ax.plot(index, variance[0] + slope * index, color="grey", ls="--", label=f"straight line, slope {slope:.3f}")
     ax.set_xlabel("sublayers passed")
     ax.set_ylabel("variance of the stream")
-    ax.set_title("The pre-LN stream's variance grows linearly with depth")
+    ax.set_title("The pre-LN stream's variance grows about linearly with depth")
     ax.legend()
     return f"variance {variance[0]:.2f} -> {variance[-1]:.2f} over {variance.size - 1} sublayers"

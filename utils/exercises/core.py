@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import sys
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -93,7 +94,10 @@ def require_function(answer, name: str, parameters: int) -> Callable:
     if answer is None:
         raise Mistake(f"got None instead of your function `{name}`. Pass the function itself: "
                       f"`.check({name})`, and check that its cell was run.")
-    if not callable(answer):
+    # A torch model is callable too, but a checker that expects a function has been handed the
+    # result of calling it (torch is imported already if the answer is a torch object).
+    torch = sys.modules.get("torch")
+    if not callable(answer) or (torch is not None and isinstance(answer, torch.nn.Module)):
         raise Mistake(f"got a {type(answer).__name__} instead of a function. Pass the function itself, "
                       f"`.check({name})`, not its result `{name}(...)`.")
     try:

@@ -38,6 +38,14 @@ def _variant(model, *, fc1=None, fc2=None, head=None, stem=None):
     return new
 
 
+def _fc1_factor(model, got) -> float | None:
+    """The one factor by which ``got`` scaled every fc1 weight of ``model``, or None if there is none."""
+    before = _weights(model, [k for k in model.state_dict() if k.endswith("fc1.weight")])
+    after = _weights(got, [k for k in model.state_dict() if k.endswith("fc1.weight")])
+    factor = float(np.dot(after, before) / np.dot(before, before))
+    return factor if np.allclose(after, factor * before, rtol=1e-6, atol=1e-9) else None
+
+
 def _check_fixup(answer) -> str:
     answer = require_function(answer, "fixup", 1)
     for depth, seed in ((20, 1), (56, 0), (6, 2)):
@@ -50,6 +58,9 @@ def _check_fixup(answer) -> str:
             if "in place" in str(mistake):
                 raise Mistake(f"`fixup` changed the model it was given ({shown}). Make a new one first, "
                               "`new = copy.deepcopy(model)`, and change only `new`.") from None
+            if "leaf Variable" in str(mistake):
+                raise Mistake("torch refused to change a weight in place because it tracks gradients. Put the "
+                              "changes inside `with torch.no_grad():`.") from None
             raise
         if got is model or not isinstance(got, torch.nn.Module) or not hasattr(got, "blocks"):
             raise Mistake(f"`fixup` should return a new model of the same kind as its input; for {shown} it "
@@ -85,7 +96,15 @@ def _check_fixup(answer) -> str:
             (_weights(_variant(model, fc1=lambda w: w * inner, fc2=zero, head=zero, stem=lambda w: w * inner), keys),
              "you rescaled the stem as well. The stem is not inside a residual branch: leave it as it is."),
         ]
-        expect_close(_weights(got, keys), want, name="fixup", shown=shown, mistakes=mistakes, rtol=1e-6, atol=1e-9)
+        try:
+            expect_close(_weights(got, keys), want, name="fixup", shown=shown, mistakes=mistakes, rtol=1e-6, atol=1e-9)
+        except Mistake as mistake:
+            factor = _fc1_factor(model, got)
+            if "gives wrong values" in str(mistake) and factor is not None and not math.isclose(factor, inner):
+                raise Mistake(f"for {shown}: your inner layers (fc1) are scaled by {factor:.3g}. Fixup's factor is "
+                              "L^(-1/(2m-2)) with m = 2, that is L ** -0.5 (mind the brackets: L ** -1/2 means "
+                              "(L ** -1) / 2).") from None
+            raise
         for name, value in got.state_dict().items():
             if name.endswith("gain") and float(value) != 1.0:
                 raise Mistake(f"{name} is {float(value):g}: Fixup's scalar multiplier starts at 1.")
@@ -158,6 +177,16 @@ def _check_scaled(answer) -> str:
              "L is the number of branches, len(branches), not one more."),
             (_run(x, branches, lambda h, f: h + s * f(h))[1:],
              "you left out the input: return L + 1 states, starting with x itself."),
+            (np.stack([want[0]] + [want[-1]] * len(branches)),
+             "every state after x in your list is the same tensor, the last one: `h += ...` changes h in place, "
+             "so each entry you appended changed with it. Write `h = h + ...`, which makes a new tensor."),
+            (np.stack([want[-1]] * (len(branches) + 1)),
+             "every state in your list is the same tensor, the last one: `h += ...` changes h in place, so each "
+             "entry you appended changed with it. Write `h = h + ...`, which makes a new tensor."),
+            (_run(x, branches, lambda h, f: s * f(h)),
+             "you dropped the skip path: the new stream is h + F(h) / sqrt(L), not F(h) / sqrt(L) alone."),
+            (_run(x, branches, lambda h, f, x=x: h + s * f(x)),
+             "every branch read x. Each branch reads the current stream h, the output of the previous step."),
         ]
         expect_close(got, want, name="scaled_stream", shown=shown, mistakes=mistakes, rtol=1e-6, atol=1e-9)
     return ("h <- h + F(h) / sqrt(L) at every branch, the skip path untouched, L + 1 states from x on, for 1 to "

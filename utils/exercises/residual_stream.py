@@ -2,7 +2,7 @@
 
 * Exercise 10.1: one sublayer step with its residual connection, pre-LN
   x + Sublayer(LN(x)) or post-LN LN(x + Sublayer(x)), LayerNorm written by hand.
-* Exercise 10.2: the size of the residual stream (mean of its squared entries)
+* Exercise 10.2: the size of the residual stream (its mean square, the mean of its squared entries)
   before the first block and after every block.
 """
 from __future__ import annotations
@@ -15,11 +15,34 @@ from utils.exercises.core import Exercise, Mistake, as_array, call, expect_close
 EPS = 1e-5  # nn.LayerNorm's default
 
 
-def _norm(x: torch.Tensor, dims=(-1,), *, unbiased: bool = False, eps: float = EPS) -> torch.Tensor:
-    """LayerNorm without learned scale or shift over ``dims`` (the exercise's LN is dims=(-1,))."""
+def _norm(x: torch.Tensor, dims=(-1,), *, unbiased: bool = False, eps: float = EPS,
+          eps_inside: bool = True) -> torch.Tensor:
+    """LayerNorm without learned scale or shift over ``dims`` (the exercise's LN is dims=(-1,));
+    ``eps_inside=False`` is the common slip sqrt(var) + eps."""
     mean = x.mean(dim=dims, keepdim=True)
     var = x.var(dim=dims, keepdim=True, unbiased=unbiased)
-    return (x - mean) / torch.sqrt(var + eps)
+    return (x - mean) / (torch.sqrt(var + eps) if eps_inside else torch.sqrt(var) + eps)
+
+
+# Errors torch raises for two common slips, and what to tell the learner about each.
+_RAISED = [
+    ("must match the size", "the sizes do not match, because the mean or the variance lost its last axis. Keep "
+                            "it, `h.mean(dim=-1, keepdim=True)` (and the same for the variance), so that it "
+                            "broadcasts against the stream."),
+    ("dtype", "the checker's streams are float64, and a torch layer such as nn.LayerNorm is built in float32. "
+              "Write LN yourself with tensor operations, as the exercise asks (or call `.double()` on the layer)."),
+]
+
+
+def _step(answer, x, sub, norm: str, shown: str):
+    """Call the learner's ``sublayer_step``, naming the errors of :data:`_RAISED`."""
+    try:
+        return call(answer, x, sub, norm, name="sublayer_step", shown=shown)
+    except Mistake as mistake:
+        for fragment, explanation in _RAISED:
+            if "raised RuntimeError" in str(mistake) and fragment in str(mistake):
+                raise Mistake(f"for {shown}: {explanation}") from None
+        raise
 
 
 def _sublayers():
@@ -49,7 +72,7 @@ def _check_sublayer(answer) -> str:
         for shown_f, sub in _sublayers():
             for norm in ("pre", "post"):
                 shown = f"{shown_x}, {shown_f}, norm={norm!r}"
-                got = call(answer, x, sub, norm, name="sublayer_step", shown=shown)
+                got = _step(answer, x, sub, norm, shown)
                 pre, post = x + sub(_norm(x)), _norm(x + sub(x))
                 wanted, other = (pre, post) if norm == "pre" else (post, pre)
                 placed = "at the input of the sublayer" if norm == "pre" else "after the sum"
@@ -77,6 +100,9 @@ def _check_sublayer(answer) -> str:
                     (x + sub(_norm(x, eps=0.0)) if norm == "pre" else _norm(x + sub(x), eps=0.0),
                      "you left out eps: put eps = 1e-5 inside the square root, sqrt(var + eps), so that a token "
                      "whose features are all equal does not divide by 0."),
+                    (x + sub(_norm(x, eps_inside=False)) if norm == "pre" else _norm(x + sub(x), eps_inside=False),
+                     "you added eps to the standard deviation, sqrt(var) + eps. LayerNorm adds it to the variance, "
+                     "inside the square root: divide by sqrt(var + eps)."),
                 ]
                 if shown_x.startswith("a batch with one token") and not np.isfinite(as_array(got, "sublayer_step", shown)).all():
                     raise Mistake(f"for {shown}: you got NaN where a token's features are all equal (variance 0). "
@@ -133,18 +159,29 @@ def _check_variances(answer) -> str:
             states.append(block(states[-1]))
         want = [_mean_square(s) for s in states]
         writes = [_mean_square(after - before) for before, after in zip(states, states[1:])]
+        twice = [x]
+        for block in chosen:
+            twice.append(twice[-1] + block(twice[-1]))
+        added_twice = [_mean_square(s) for s in twice]
         mistakes = [
-            (np.sqrt(want), "you returned the root mean square (RMS). The variance is its square: the mean of "
-                            "the squared entries, without the square root."),
+            (np.sqrt(want), "you returned the root mean square (RMS). The mean square is its square: the mean "
+                            "of the squared entries, without the square root."),
             (want[1:], f"you left out the stream before the first block: return {len(chosen) + 1} numbers for "
                        f"{len(chosen)} block(s), starting with the input's."),
             (writes, "you measured each block's write (block(x) - x), not the stream the next block reads."),
             ([float(s.var()) for s in states],
-             "you used .var(), which subtracts the mean and divides by n - 1. The stream's variance here is "
+             "you used .var(), which subtracts the mean and divides by n - 1. The stream's mean square is "
              "the mean of its squared entries: (x ** 2).mean()."),
+            ([float(s.var(unbiased=False)) for s in states],
+             "you used .var(unbiased=False), the variance about the stream's mean. The mean square subtracts "
+             "no mean: (x ** 2).mean()."),
             ([float(s.var(dim=-1, unbiased=False).mean()) for s in states],
-             "you took each token's variance about its own mean; the stream's variance here is the mean of "
+             "you took each token's variance about its own mean; the stream's mean square is the mean of "
              "its squared entries, (x ** 2).mean(), without subtracting any mean."),
+            (added_twice, "you added h again, h = h + block(h). Each block already contains its residual "
+                          "connection: the new stream is block(h)."),
+            ([want[0]] + [_mean_square(block(x)) for block in chosen],
+             "you passed x to every block. Feed each block the stream the previous one returned: h = block(h)."),
         ]
         try:
             got_list = [float(v) for v in got]
@@ -152,12 +189,12 @@ def _check_variances(answer) -> str:
             raise Mistake(f"`stream_variances` should return a list of numbers for {shown}; got a "
                           f"{type(got).__name__}.") from None
         expect_close(got_list, want, name="stream_variances", shown=shown, mistakes=mistakes, rtol=1e-6, atol=1e-12)
-    return ("one variance for the input and one after every block, each the mean of the stream's squared "
+    return ("one mean square for the input and one after every block, each the mean of the stream's squared "
             "entries, on every input tried (zeros and an empty stack included).")
 
 
 stream_variances = Exercise(
-    "Exercise 10.2: the stream's variance after each block",
+    "Exercise 10.2: the stream's mean square after each block",
     _check_variances,
     hints=[
         "Keep a running stream h, starting at x. Record its size, pass it through the next block, record "
