@@ -43,3 +43,15 @@ def test_bad_arguments_name_the_parameter():
         load_digits_split(test_fraction=1.5)
     with pytest.raises(TypeError, match="seed"):
         load_digits_split(seed=0.5)
+
+
+def test_features_follow_torchs_default_dtype():
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        wide = load_digits_split()
+    finally:
+        torch.set_default_dtype(previous)
+    narrow = load_digits_split()
+    assert wide.x_train.dtype == torch.float64 and narrow.x_train.dtype == torch.float32
+    assert torch.equal(wide.x_train.float(), narrow.x_train)  # the same numbers, rounded once

@@ -64,7 +64,7 @@ CASES = [
          "    f(x).backward()\n    flat = x.detach().flatten()\n    out = torch.zeros_like(flat)\n"
          "    for i in range(flat.numel()):\n        step = torch.zeros_like(flat)\n        step[i] = h\n"
          "        out[i] = (f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / (2 * h)\n"
-         "    return x.grad, out.reshape(x.shape)\n", "switched requires_grad on"),
+         "    return x.grad, out.reshape(x.shape)\n", "switched on requires_grad"),
     ]),
 ]
 

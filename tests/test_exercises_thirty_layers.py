@@ -50,7 +50,7 @@ CASES = [
         ("loss output.sum()", NORMS_OF_THE_SUM, "gradients of output.sum()"),
         ("norms of the activations", NORMS_OF_THE_ACTIVATIONS, "norms of the activations x_l themselves"),
         ("forgot retain_grad", NO_RETAIN_GRAD, "retain_grad()"),
-        ("requires_grad switched on the caller's x (its .grad would pile up)", GRADIENTS_NOT_ZEROED, "switched requires_grad on"),
+        ("requires_grad switched on the caller's x (its .grad would pile up)", GRADIENTS_NOT_ZEROED, "switched on requires_grad"),
         ("x.clone() of an input that already requires grad", CLONE_OF_A_LEAF, "Your x_0 is not a leaf"),
         ("x_0 does not require grad", INPUT_WITHOUT_GRAD, "make x_0 a copy that requires grad"),
         ("returned the gradient tensors", GRADIENT_TENSORS, "take `.norm().item()` of each"),

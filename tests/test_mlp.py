@@ -80,3 +80,39 @@ def test_bad_input_names_the_parameter():
     with pytest.raises(TypeError, match="model"):
         weight_layers("model")
     assert isinstance(make_mlp("plain", 8), MLP)
+
+
+def test_branch_to_skip_ratios_one_per_block_falling_with_depth_and_model_untouched():
+    from utils.mlp import branch_to_skip_ratios
+
+    model = make_mlp("residual", 30, seed=0).double()
+    x = torch.randn(128, 64, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    ratios = branch_to_skip_ratios(model, x)
+    assert len(ratios) == 14
+    # BatchNorm gives each branch variance about 1 while the skip accumulates (De and Smith 2020)
+    assert ratios[0] > 1 > ratios[-1] and ratios[-1] < ratios[len(ratios) // 2] < ratios[1]
+    assert all(torch.equal(v, model.state_dict()[k]) for k, v in before.items())
+    with torch.no_grad():  # by hand for the first block
+        h = model.train().stem(x)
+        assert ratios[0] == pytest.approx(float(model.blocks[0].branch(h).var() / h.var()), rel=1e-12)
+    with pytest.raises(TypeError, match="residual"):
+        branch_to_skip_ratios(make_mlp("plain", 8, seed=0), x)
+    with pytest.raises(ValueError, match="x must be"):
+        branch_to_skip_ratios(model, x[0])
+
+
+def test_dtype_draws_the_weights_in_that_precision():
+    wide = make_mlp("residual", 8, seed=5, dtype=torch.float64)
+    narrow = make_mlp("residual", 8, seed=5)
+    assert all(p.dtype == torch.float64 for p in wide.parameters())
+    assert all(b.dtype == torch.float64 for b in wide.buffers() if b.is_floating_point())
+    assert narrow.stem[0].weight.dtype == torch.get_default_dtype()
+    # He-normal in both precisions (float64 draws are their own sequence, not the float32 one widened)
+    for model in (wide, narrow):
+        weights = torch.cat([m.weight.detach().double().flatten() for m in model.blocks.modules()
+                             if isinstance(m, nn.Linear)])
+        assert float(weights.std()) == pytest.approx((2 / 64) ** 0.5, rel=0.03)
+    assert torch.equal(wide.stem[0].weight, make_mlp("residual", 8, seed=5, dtype=torch.float64).stem[0].weight)
+    with pytest.raises(TypeError, match="dtype"):
+        make_mlp("plain", 8, dtype=torch.int64)

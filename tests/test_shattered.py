@@ -39,7 +39,7 @@ def test_frozen_batch_statistics_are_those_of_the_batch():
 
 def test_input_gradient_matches_finite_differences():
     x, grad = input_gradient_curve("residual", 6, width=20, n_inputs=64, seed=0)
-    model = make_mlp("residual", 6, width=20, in_features=1, out_features=1, seed=0).double()
+    model = make_mlp("residual", 6, width=20, in_features=1, out_features=1, seed=0, dtype=torch.float64)
     freeze_batch_statistics(model, torch.linspace(-2, 2, 64, dtype=torch.float64).unsqueeze(1))
     h = 1e-6
     xs = torch.tensor(x).unsqueeze(1)

@@ -20,7 +20,8 @@ N_FEATURES = 64
 
 @dataclass(frozen=True)
 class DigitsSplit:
-    """Training and test tensors: ``x_*`` float32 of shape (n, 64), ``y_*`` int64 of shape (n,)."""
+    """Training and test tensors: ``x_*`` float of shape (n, 64) in torch's default dtype
+    (float32 unless a notebook chose float64), ``y_*`` int64 of shape (n,)."""
 
     x_train: torch.Tensor
     y_train: torch.Tensor
@@ -36,7 +37,9 @@ def load_digits_split(test_fraction: float = 0.25, seed: int = 0) -> DigitsSplit
     deviation (pixels that are constant in the training set are only centred).
 
     Standardising keeps the first layer's inputs at scale 1, so He-normal initialisation
-    behaves as designed; using only training statistics keeps the test set honest.
+    behaves as designed; using only training statistics keeps the test set honest. The
+    features come in torch's default dtype (``torch.get_default_dtype()``), so a notebook
+    that trains in float64 sets that default once and gets float64 data and networks.
     """
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
@@ -51,6 +54,6 @@ def load_digits_split(test_fraction: float = 0.25, seed: int = 0) -> DigitsSplit
     mean = x_train.mean(axis=0)
     std = x_train.std(axis=0)
     std[std == 0] = 1.0
-    as_features = lambda a: torch.from_numpy(((a - mean) / std).astype(np.float32))
+    as_features = lambda a: torch.from_numpy((a - mean) / std).to(torch.get_default_dtype())
     return DigitsSplit(x_train=as_features(x_train), y_train=torch.from_numpy(y_train),
                        x_test=as_features(x_test), y_test=torch.from_numpy(y_test))

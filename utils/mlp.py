@@ -5,10 +5,13 @@ only adds the skip path around every block, so any difference in training is the
 
 Layer: Linear (no bias) -> BatchNorm -> ReLU. Plain block: its layers in sequence.
 Residual block (the original post-activation ResNet block): ReLU(x + F(x)), where F is
-the same layers without the last ReLU. Weights are He-normal (fan-in, ReLU gain), which
-keeps the forward signal at scale 1 in a plain ReLU stack.
+the same layers without the last ReLU (He et al.'s original block, not the pre-activation
+block of He et al. 2016). Weights are He-normal (fan-in, ReLU gain), which keeps the
+second moment of the forward signal constant from layer to layer in a plain ReLU stack.
 """
 from __future__ import annotations
+
+import copy
 
 import torch
 from torch import nn
@@ -68,12 +71,16 @@ class MLP(nn.Module):
 
 
 def make_mlp(architecture: str, depth: int, *, width: int = 64, in_features: int = 64,
-             out_features: int = 10, block_layers: int = 2, seed: int | None = None) -> MLP:
+             out_features: int = 10, block_layers: int = 2, seed: int | None = None,
+             dtype: torch.dtype | None = None) -> MLP:
     """Build a ``"plain"`` or ``"residual"`` MLP with ``depth`` weight layers: one stem
     layer, ``(depth - 2) / block_layers`` blocks and one head, He-normal weights, zero
     biases, BatchNorm after every hidden Linear. With ``seed`` the weights are drawn from
     a private generator, so plain and residual nets of one seed get identical weights and
-    the global torch seed is untouched.
+    the global torch seed is untouched. ``dtype`` (default: torch's default dtype) is the
+    precision the weights are drawn in: float64 weights are the same on every CPU, while
+    float32 draws differ in their last bits between math kernels (AVX2 or scalar code),
+    enough to change a deep plain net's exploding gradient by several per cent.
     """
     architecture = check_choice("architecture", architecture, ARCHITECTURES)
     block_layers = check_int("block_layers", block_layers, minimum=1, maximum=8)
@@ -87,8 +94,10 @@ def make_mlp(architecture: str, depth: int, *, width: int = 64, in_features: int
     out_features = check_int("out_features", out_features, minimum=1)
     if seed is not None:
         seed = check_int("seed", seed, minimum=0)
+    if dtype is not None and dtype not in (torch.float32, torch.float64):
+        raise TypeError(f"dtype must be torch.float32, torch.float64 or None, got {dtype!r}")
     with torch.random.fork_rng(devices=[]):  # torch's default init, overwritten below, must not use up the global seed
-        model = MLP(architecture, depth, width, in_features, out_features, block_layers)
+        model = MLP(architecture, depth, width, in_features, out_features, block_layers).to(dtype)
     generator = None if seed is None else torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for module in model.modules():
@@ -105,3 +114,24 @@ def weight_layers(model: MLP) -> int:
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     return sum(isinstance(m, nn.Linear) for m in model.modules())
+
+
+@torch.no_grad()
+def branch_to_skip_ratios(model: MLP, x: torch.Tensor) -> list[float]:
+    """For each residual block of ``model``, Var(F(h)) / Var(h): the variance of what the
+    branch adds over the variance of what the skip carries, both over the whole batch ``x``
+    in training mode (BatchNorm with batch statistics, as in the first training step).
+    At initialisation BatchNorm gives every branch variance about 1 while the skip keeps
+    accumulating, so the ratio falls with depth (De and Smith 2020). The model is left as
+    it was (a copy runs the batch, so running statistics are untouched)."""
+    if not isinstance(model, MLP) or model.architecture != "residual":
+        raise TypeError(f"model must be a residual utils.mlp.MLP (from make_mlp), got {type(model).__name__}")
+    if not isinstance(x, torch.Tensor) or x.ndim != 2 or len(x) < 2:
+        raise ValueError("x must be a tensor of shape (batch of at least 2, features)")
+    probe = copy.deepcopy(model).train()
+    h = probe.stem(x.to(next(probe.parameters()).dtype))
+    ratios = []
+    for block in probe.blocks:
+        ratios.append(float(block.branch(h).var() / h.var()))
+        h = block(h)
+    return ratios

@@ -51,15 +51,17 @@ def input_gradient_curve(architecture: str, depth: int, *, width: int = 200, n_i
                          seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Build a freshly initialised 1 -> width -> ... -> width -> 1 network (``make_mlp``,
     BatchNorm statistics frozen at the batch of inputs) and return ``(x, dy/dx)`` at
-    ``n_inputs`` evenly spaced inputs in [low, high]."""
+    ``n_inputs`` evenly spaced inputs in [low, high], computed in float64."""
     n_inputs = check_int("n_inputs", n_inputs, minimum=3)
     low, high = check_float("low", low), check_float("high", high)
     if not low < high:
         raise ValueError(f"low must be below high, got low={low}, high={high}")
+    # float64: the gradient of a deep plain net grows by orders of magnitude, and in float32 its
+    # rounding errors, which differ between CPUs and math libraries, would reach the printed digits.
     model = make_mlp(architecture, depth, width=width, in_features=1, out_features=1,
-                     block_layers=block_layers, seed=seed)
+                     block_layers=block_layers, seed=seed, dtype=torch.float64)
     model.requires_grad_(False)  # only dy/dx is wanted: backward then skips every weight gradient
-    x = torch.linspace(low, high, n_inputs).unsqueeze(1)
+    x = torch.linspace(low, high, n_inputs, dtype=torch.float64).unsqueeze(1)
     freeze_batch_statistics(model, x)
     # In eval mode each output depends on its own input only, so the inputs can go through in
     # chunks: same gradients, and the autograd graph (chunk x depth activations) stays small
@@ -70,7 +72,7 @@ def input_gradient_curve(architecture: str, depth: int, *, width: int = 200, n_i
         chunk = chunk.clone().requires_grad_(True)
         model(chunk).sum().backward()
         gradients.append(chunk.grad[:, 0])
-    return x[:, 0].numpy().astype(np.float64), torch.cat(gradients).numpy().astype(np.float64)
+    return x[:, 0].numpy(), torch.cat(gradients).numpy()
 
 
 def gradient_autocorrelation(architecture: str, depth: int, *, seeds=(0, 1, 2, 3, 4), **curve_options) -> float:

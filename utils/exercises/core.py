@@ -77,13 +77,12 @@ class Exercise:
                             "Check that your answer has the form the exercise asks for.")
         return Feedback(self.title, True, summary)
 
-    def hint(self) -> str:
-        """The next hint (the last one again once all have been shown)."""
+    def hint(self) -> None:
+        """Print the next hint (the last one again once all have been shown). It prints
+        rather than returns, so a notebook shows it once, not also as a quoted string."""
         level = min(self._hints_shown, len(self._hints) - 1)
         self._hints_shown = level + 1
-        text = f"Hint {level + 1} of {len(self._hints)} for {self.title}: {self._hints[level]}"
-        print(text)
-        return text
+        print(f"Hint {level + 1} of {len(self._hints)} for {self.title}: {self._hints[level]}")
 
     def __repr__(self) -> str:
         return f"Exercise({self.title!r}: .check(your_answer), .hint())"
@@ -124,7 +123,7 @@ def call(answer: Callable, *args, name: str, shown: str):
     for position, (original, passed) in enumerate(zip(args, copies)):
         flag = getattr(original, "requires_grad", None)
         if isinstance(flag, bool) and flag != getattr(passed, "requires_grad", flag):
-            raise Mistake(f"`{name}` switched requires_grad {'off' if flag else 'on'} on its argument number "
+            raise Mistake(f"`{name}` switched {'off' if flag else 'on'} requires_grad of its argument number "
                           f"{position + 1} when called with {shown}. Work on a copy (for example "
                           "x.detach().clone().requires_grad_(True)): the caller's tensor must stay as it was.")
         if not _same(original, passed):

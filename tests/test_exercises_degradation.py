@@ -1,0 +1,54 @@
+"""Notebook 08's exercises: the reference passes, and each recorded wrong answer is caught
+with its own message."""
+from exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
+from utils.exercises import degradation as ex
+
+NOTEBOOK = "08_degradation.ipynb"
+
+_BLOCK = ("class ResidualMLPBlock(nn.Module):\n"
+          "    def __init__(self, width):\n"
+          "        super().__init__()\n"
+          "        self.linear1 = nn.Linear(width, width, bias=False)\n"
+          "        self.norm1 = nn.BatchNorm1d(width)\n"
+          "        self.linear2 = nn.Linear(width, width, bias=False)\n"
+          "        self.norm2 = nn.BatchNorm1d(width)\n\n"
+          "    def forward(self, x):\n"
+          "        branch = self.norm2(self.linear2(torch.relu(self.norm1(self.linear1(x)))))\n")
+_RATIOS = ("def branch_to_skip_ratios(model, x):\n"
+           "    import copy\n"
+           "    probe = copy.deepcopy(model).train()\n"
+           "    h, ratios = probe.stem(x), []\n"
+           "    for block in probe.blocks:\n")
+
+CASES = [
+    ExerciseCases(ex.RESIDUAL_BLOCK, NOTEBOOK, "ResidualMLPBlock", wrong=[
+        ("ReLU before the sum", _BLOCK + "        return x + torch.relu(branch)\n", "before the sum"),
+        ("no ReLU after the sum", _BLOCK + "        return x + branch\n", "ReLU after the sum is missing"),
+        ("returned F only", _BLOCK + "        return branch\n", "branch F(x) alone"),
+        ("skip missing", _BLOCK + "        return torch.relu(branch)\n", "the skip is missing"),
+        ("forgot BatchNorm", _BLOCK + "        return torch.relu(x + self.linear2(torch.relu(self.linear1(x))))\n",
+         "BatchNorm layers are not used"),
+        ("wrong shape", _BLOCK + "        return torch.relu(x + branch).sum(dim=1)\n", "expected shape"),
+        ("in place", _BLOCK + "        x += branch\n        return torch.relu(x)\n", "switched requires_grad on"),
+    ]),
+    ExerciseCases(ex.BRANCH_RATIOS, NOTEBOOK, "branch_to_skip_ratios", wrong=[
+        ("std instead of variance", _RATIOS + "        ratios.append(float(block.branch(h).std() / h.std()))\n"
+         "        h = block(h)\n    return ratios\n", "standard deviations"),
+        ("inverted", _RATIOS + "        ratios.append(float(h.var() / block.branch(h).var()))\n"
+         "        h = block(h)\n    return ratios\n", "upside down"),
+        ("block output", _RATIOS + "        ratios.append(float(block(h).var() / h.var()))\n"
+         "        h = block(h)\n    return ratios\n", "whole block's output"),
+        ("never moved on", _RATIOS + "        ratios.append(float(block.branch(h).var() / h.var()))\n"
+         "    return ratios\n", "every block got the stem's output"),
+        ("moved on with the branch", _RATIOS + "        ratios.append(float(block.branch(h).var() / h.var()))\n"
+         "        h = block.branch(h)\n    return ratios\n", "drops the skip"),
+        ("changed the model", "def branch_to_skip_ratios(model, x):\n    model.train()\n"
+         "    h, ratios = model.stem(x), []\n    for block in model.blocks:\n"
+         "        ratios.append(float(block.branch(h).var() / h.var()))\n        h = block(h)\n    return ratios\n",
+         "in place"),
+    ]),
+]
+
+test_reference_passes = reference_passes(CASES)
+test_wrong_answers = wrong_answers_are_caught(CASES)
+test_enough = enough_wrong_answers(CASES)

@@ -1,0 +1,164 @@
+"""Checkers for notebook 08 (the degradation problem at small scale): the course's
+residual MLP block ReLU(x + F(x)) written as a PyTorch module, and the branch-to-skip
+variance ratio of every block of a residual MLP at initialisation."""
+from __future__ import annotations
+
+import copy
+
+import torch
+from torch import nn
+
+from utils.exercises.core import Exercise, Mistake, call, expect_close, require_function
+from utils.mlp import branch_to_skip_ratios, make_mlp
+
+# ----- Exercise 08.1: the residual MLP block ---------------------------------------------------
+
+_LAYERS = ("linear1", "norm1", "linear2", "norm2")
+
+
+def _build_block(answer, width: int, seed: int) -> nn.Module:
+    """The learner's block for ``width``, in float64, with random weights and BatchNorm
+    scales and shifts (so that a forgotten layer changes the result)."""
+    try:
+        block = answer(width)
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        raise Mistake(f"`ResidualMLPBlock({width})` raised {type(error).__name__} ({error}). "
+                      "Keep the given __init__ and run its cell again.") from None
+    if not isinstance(block, nn.Module):
+        raise Mistake(f"`ResidualMLPBlock({width})` made a {type(block).__name__}; it should be an nn.Module.")
+    missing = [name for name in _LAYERS if not hasattr(block, name)]
+    if missing:
+        raise Mistake(f"the block has no {', '.join(missing)}: keep the given __init__, which creates "
+                      "linear1, norm1, linear2 and norm2.")
+    block = block.double().train()
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name in ("linear1", "linear2"):
+            layer = getattr(block, name)
+            layer.weight.copy_(torch.randn(layer.weight.shape, generator=generator, dtype=torch.float64)
+                               * (2.0 / width) ** 0.5)
+        for name in ("norm1", "norm2"):
+            layer = getattr(block, name)
+            layer.weight.copy_(1.0 + 0.5 * torch.rand(width, generator=generator, dtype=torch.float64))
+            layer.bias.copy_(0.3 * torch.randn(width, generator=generator, dtype=torch.float64))
+    return block
+
+
+def _block_parts(block: nn.Module, x: torch.Tensor) -> dict:
+    """The pieces the right answer and the common wrong ones are made of, computed with
+    the learner's own layers (BatchNorm with batch statistics, nothing stored)."""
+    def norm(layer, h):
+        return nn.functional.batch_norm(h, None, None, layer.weight, layer.bias, training=True, eps=layer.eps)
+
+    with torch.no_grad():
+        inner = torch.relu(norm(block.norm1, block.linear1(x)))
+        branch = norm(block.norm2, block.linear2(inner))
+        unnormalised = block.linear2(torch.relu(block.linear1(x)))
+    return {"branch": branch, "unnormalised": unnormalised}
+
+
+def _block_mistakes(x: torch.Tensor, parts: dict) -> list[tuple]:
+    branch = parts["branch"]
+    return [
+        (x + torch.relu(branch), "the ReLU is applied to the branch before the sum, x + ReLU(F(x)). In this block "
+         "the ReLU comes after the sum: ReLU(x + F(x))."),
+        (x + branch, "the ReLU after the sum is missing: return ReLU(x + F(x)), not x + F(x)."),
+        (torch.relu(branch), "the skip is missing: you returned ReLU(F(x)). Add the input x to the branch before "
+         "the last ReLU."),
+        (branch, "you returned the branch F(x) alone. The block's output is ReLU(x + F(x))."),
+        (torch.relu(x + parts["unnormalised"]), "the BatchNorm layers are not used: F(x) is "
+         "norm2(linear2(ReLU(norm1(linear1(x))))), with a BatchNorm after each Linear."),
+    ]
+
+
+def _check_block(answer) -> str:
+    block_class = require_function(answer, "ResidualMLPBlock", 1)
+    generator = torch.Generator().manual_seed(8)
+    cases = [(6, torch.randn(16, 6, generator=generator, dtype=torch.float64), "a batch of 16 inputs of width 6"),
+             (3, torch.randn(5, 3, generator=generator, dtype=torch.float64) * 3 - 1,
+              "a batch of 5 inputs of width 3 (mean -1, std 3)"),
+             (4, -torch.rand(8, 4, generator=generator, dtype=torch.float64), "a batch of 8 negative inputs")]
+    for seed, (width, x, shown) in enumerate(cases):
+        block = _build_block(block_class, width, seed)
+        got = call(block, x, name="forward", shown=shown)
+        parts = _block_parts(block, x)
+        want = torch.relu(x + parts["branch"])
+        expect_close(got, want, name="forward", shown=shown, mistakes=_block_mistakes(x, parts), rtol=1e-7, atol=1e-9)
+    return ("ReLU(x + F(x)) with F = Linear, BatchNorm, ReLU, Linear, BatchNorm, on three widths, "
+            "negative inputs included, and the input left untouched.")
+
+
+RESIDUAL_BLOCK = Exercise(
+    "Exercise 08.1: the residual MLP block",
+    _check_block,
+    [
+        "Write the branch first: F(x) = norm2(linear2(ReLU(norm1(linear1(x))))). Call each layer like a function.",
+        "The block adds the input to the branch and only then applies a ReLU: ReLU(x + F(x)).",
+        "There is no ReLU at the end of the branch itself: the one ReLU after the sum plays that role.",
+        "`torch.relu(...)` applies a ReLU; compute the sum into a new tensor (`x + branch`) rather than changing x.",
+    ],
+)
+
+
+# ----- Exercise 08.2: branch-to-skip variance ratios --------------------------------------------
+
+def _ratio_mistakes(model, x) -> list[tuple]:
+    probe = copy.deepcopy(model).train()
+    with torch.no_grad():
+        stem = probe.stem(x)
+        h, frozen, inverted, outputs, branch_path = stem, [], [], [], []
+        for block in probe.blocks:
+            branch = block.branch(h)
+            inverted.append(float(h.var() / branch.var()))
+            outputs.append(float(block(h).var() / h.var()))
+            h = block(h)
+        h = stem
+        for block in probe.blocks:
+            frozen.append(float(block.branch(stem).var() / stem.var()))
+            branch_path.append(float(block.branch(h).var() / h.var()))
+            h = block.branch(h)
+    right = branch_to_skip_ratios(model, x)
+    return [
+        ([r ** 0.5 for r in right], "these are ratios of standard deviations. The exercise asks for variances: "
+         "use .var(), not .std()."),
+        (inverted, "the ratio is upside down: divide the branch's variance by the skip's, Var(F(h)) / Var(h)."),
+        (outputs, "you divided the variance of the whole block's output, ReLU(h + F(h)), by Var(h). Use the branch "
+         "alone: block.branch(h)."),
+        (frozen, "every block got the stem's output: after measuring a block, move on with h = block(h), so the "
+         "next block sees what it sees in the network."),
+        (branch_path, "you moved on with h = block.branch(h): that drops the skip. Move on with the whole block, "
+         "h = block(h)."),
+    ]
+
+
+def _check_ratios(answer) -> str:
+    ratios = require_function(answer, "branch_to_skip_ratios", 2)
+    generator = torch.Generator().manual_seed(82)
+    cases = [("residual", 10, 12, 5, 32, "a residual MLP of depth 10 (4 blocks), width 12, 32 inputs"),
+             ("residual", 4, 6, 3, 8, "a residual MLP of depth 4 (1 block), width 6, 8 inputs"),
+             ("residual", 16, 8, 4, 64, "a residual MLP of depth 16 (7 blocks), width 8, 64 inputs")]
+    for seed, (architecture, depth, width, features, batch, shown) in enumerate(cases):
+        model = make_mlp(architecture, depth, width=width, in_features=features, seed=seed, dtype=torch.float64)
+        x = torch.randn(batch, features, generator=generator, dtype=torch.float64)
+        got = call(ratios, model, x, name="branch_to_skip_ratios", shown=shown)
+        want = branch_to_skip_ratios(model, x)
+        expect_close(got, want, name="branch_to_skip_ratios", shown=shown, mistakes=_ratio_mistakes(model, x),
+                     rtol=1e-6, atol=1e-9)
+    return ("one Var(branch) / Var(skip) per block, the batch carried through the stem and every whole block, "
+            "and the model's BatchNorm statistics left as they were.")
+
+
+BRANCH_RATIOS = Exercise(
+    "Exercise 08.2: branch-to-skip variance ratios",
+    _check_ratios,
+    [
+        "Start from h = the stem's output. For each block in model.blocks: measure, then move on to the next block.",
+        "The skip carries h itself; the branch adds block.branch(h). Their variances over the whole batch are "
+        "h.var() and block.branch(h).var().",
+        "Move on with the whole block, h = block(h), not with the branch alone.",
+        "BatchNorm in training mode updates its running statistics on every call: work on "
+        "`copy.deepcopy(model).train()` so the model you were given stays as it was.",
+    ],
+)

@@ -1,0 +1,80 @@
+"""Two-dimensional slices of a trained network's loss surface (Li et al. 2018).
+
+The loss of a network is a function of millions of weights; to look at it, Li et al. pick
+two random directions d1, d2 in weight space and plot L(w + a d1 + b d2) around the
+trained weights w. A raw random direction would mean different things for different
+layers (a layer followed by BatchNorm does not care about the scale of its weights), so
+each row of a direction's weight matrix (one output unit: a "filter") is rescaled to the
+norm of the same row of the trained weights: *filter normalisation*. Biases and
+BatchNorm's own parameters are left where they are, as in the paper.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import torch
+from torch import nn
+
+from .validation import check_float, check_int
+
+
+def _check_model(model) -> nn.Module:
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    return model
+
+
+def filter_normalised_direction(model, *, seed: int = 0) -> list[torch.Tensor]:
+    """One random direction in ``model``'s weight space, a tensor per parameter: Gaussian
+    for every matrix (2-D or more), each row rescaled to the norm of that row of the
+    weights; zero for vectors (biases, BatchNorm's scale and shift). ``seed`` fixes it."""
+    model = _check_model(model)
+    generator = torch.Generator().manual_seed(check_int("seed", seed, minimum=0))
+    direction = []
+    for parameter in model.parameters():
+        weights = parameter.detach()
+        if weights.ndim < 2:
+            direction.append(torch.zeros_like(weights))
+            continue
+        d = torch.randn(weights.shape, generator=generator, dtype=weights.dtype)
+        rows, d_rows = weights.reshape(len(weights), -1), d.reshape(len(d), -1)
+        scale = rows.norm(dim=1) / d_rows.norm(dim=1).clamp_min(torch.finfo(weights.dtype).tiny)
+        direction.append((d_rows * scale[:, None]).reshape(weights.shape))
+    return direction
+
+
+@torch.no_grad()
+def loss_surface(model, x, y, *, span: float = 1.0, points: int = 17, seed: int = 0):
+    """Mean cross-entropy of ``model`` on ``x, y`` at ``w + a d1 + b d2`` on a ``points`` x
+    ``points`` grid of ``a, b`` in [-span, span], with two filter-normalised directions
+    drawn from ``seed``. BatchNorm normalises with the statistics of the batch ``x``, as in
+    training, so each point is the network that those weights define (eval mode would
+    judge every moved point by the running statistics of the unmoved one). Returns
+    ``(a values, b values, losses)``, losses[i, j] at a = values[j], b = values[i]. The
+    model (weights, running statistics, train/eval mode) is restored afterwards."""
+    model = _check_model(model)
+    span = check_float("span", span, minimum=0.0)
+    if span == 0.0:
+        raise ValueError("span must be above 0, got 0")
+    points = check_int("points", points, minimum=3, maximum=101)
+    seed = check_int("seed", seed, minimum=0)
+    first = filter_normalised_direction(model, seed=seed)
+    second = filter_normalised_direction(model, seed=seed + 1)
+    x, y = torch.as_tensor(x), torch.as_tensor(y)
+    parameters = list(model.parameters())
+    saved = [p.detach().clone() for p in parameters]
+    state, was_training = copy.deepcopy(model.state_dict()), model.training
+    values = np.linspace(-span, span, points)
+    losses = np.empty((points, points))
+    model.train()
+    try:
+        for i, b in enumerate(values):
+            for j, a in enumerate(values):
+                for p, w, d1, d2 in zip(parameters, saved, first, second):
+                    p.copy_(w + float(a) * d1 + float(b) * d2)
+                losses[i, j] = float(nn.functional.cross_entropy(model(x), y))
+    finally:
+        model.load_state_dict(state)
+        model.train(was_training)
+    return values, values.copy(), losses

@@ -1,0 +1,194 @@
+"""The figures of the training notebooks (08 degradation, 09 why it works), so that their
+cells show the experiment and not the axis labels. Each function takes results the
+notebook computed, draws one figure in the house style (plain and residual in their two
+colours, chance as a grey dashed line) and shows it; it returns None, so a cell may end
+with the call."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import plotting
+
+ARCHITECTURE_COLORS = (("plain", plotting.PLAIN_COLOR), ("residual", plotting.RESIDUAL_COLOR))
+
+
+def _chance(ax, level: float, label: str = "chance") -> None:
+    ax.axhline(level, color="grey", ls="--", lw=1, zorder=0, label=label)  # beneath the data
+
+
+def _moving_average(values, window: int) -> np.ndarray:
+    values = np.asarray(values, dtype=np.float64)
+    window = min(window, len(values))
+    return np.convolve(values, np.ones(window) / window, mode="valid")
+
+
+def loss_curves(runs: dict, depths, seeds, *, window: int = 10) -> None:
+    """Mini-batch training loss against step (``window``-step moving average, log axis),
+    one panel per depth, one line per seed; ``runs[architecture, depth, seed]["losses"]``."""
+    fig, axes = plotting.new_figure(1, len(depths), width=3.4 * len(depths), height=3.8)
+    for ax, depth in zip(np.atleast_1d(axes), depths):
+        for architecture, color in ARCHITECTURE_COLORS:
+            for seed in seeds:
+                curve = _moving_average(runs[architecture, depth, seed]["losses"], window)
+                ax.plot(np.arange(len(curve)) + window, curve, color=color, alpha=0.8, lw=1.5,
+                        label=architecture if seed == seeds[0] else None)
+        _chance(ax, math.log(10), "chance (ln 10)")
+        ax.set_yscale("log")
+        ax.set_ylim(1e-3, 10)
+        ax.set_title(f"depth {depth}")
+        ax.set_xlabel("training step")
+    first = np.atleast_1d(axes)[0]
+    first.set_ylabel(f"mini-batch loss\n({window}-step average)")
+    first.legend(loc="lower left")
+    fig.suptitle("Deep plain nets stall near chance; residual nets of every depth train")
+    plotting.show(fig)
+
+
+def error_against_depth(runs: dict, depths, seeds) -> None:
+    """Training and test error (%) against depth, a dot per seed and a line through the
+    median, like He et al.'s Figure 1; ``runs[...]["train"|"test"] = (loss, accuracy)``."""
+    fig, axes = plotting.new_figure(1, 2, width=10, height=4)
+    for ax, split in zip(axes, ("train", "test")):
+        for architecture, color in ARCHITECTURE_COLORS:
+            errors = np.array([[100 * (1 - runs[architecture, d, s][split][1]) for s in seeds] for d in depths])
+            for column in errors.T:
+                ax.plot(depths, column, "o", color=color, alpha=0.6, ms=5)
+            ax.plot(depths, np.median(errors, axis=1), "-", color=color, label=architecture)
+        _chance(ax, 90, "chance (90% error)")
+        name = "training" if split == "train" else "test"
+        ax.set(ylim=(0, 100), xticks=list(depths), xlabel="depth (weight layers)", ylabel=f"{name} error (%)",
+               title=f"{name} set")
+    axes[0].legend(loc="center left")
+    fig.suptitle("Plain nets get worse with depth, even on the training set; residual nets do not")
+    plotting.show(fig)
+
+
+def layer_gradients(norms: dict, depth: int) -> None:
+    """Gradient norm of every weight layer at initialisation, log axis; ``norms[architecture]``
+    holds one value per layer (stem first)."""
+    fig, ax = plotting.new_figure(width=7, height=4)
+    for architecture, color in ARCHITECTURE_COLORS:
+        values = np.asarray(norms[architecture])
+        plotting.plot_log_safe(ax, np.arange(1, len(values) + 1), values, color=color, label=f"{architecture}-{depth}")
+    ax.set_xlabel(f"weight layer (1 = stem, {depth} = head)")
+    ax.set_ylabel("gradient norm at initialisation")
+    ax.set_title(f"At initialisation, plain-{depth}'s gradient explodes towards the input")
+    ax.legend()
+    plotting.show(fig)
+
+
+def branch_ratios(ratios) -> None:
+    """Var(branch) / Var(skip) against block index, one line per seed (``ratios`` is a list
+    of lists), log axis."""
+    fig, ax = plotting.new_figure(width=7, height=4)
+    for i, values in enumerate(ratios):
+        ax.plot(np.arange(1, len(values) + 1), values, "o-", color=plotting.RESIDUAL_COLOR, alpha=0.7, ms=3, lw=1.2,
+                label="one line per seed" if i == 0 else None)
+    ax.axhline(1, color="grey", ls="--", lw=1, zorder=0, label="branch as large as skip")
+    ax.set_yscale("log")
+    ax.set_xlabel("residual block (1 = right after the stem)")
+    ax.set_ylabel("Var(branch) / Var(skip)")
+    ax.set_title("At initialisation, deeper blocks add ever smaller edits")
+    ax.legend()
+    plotting.show(fig)
+
+
+def loss_surfaces(surfaces: dict) -> None:
+    """Filled contour plots of loss slices side by side, log-spaced levels shared by all
+    panels; ``surfaces[name] = (a values, b values, losses)``, the names being titles that
+    start with "plain" or "residual"."""
+    fig, axes = plotting.new_figure(1, len(surfaces), width=4.6 * len(surfaces), height=4.2)
+    axes = np.atleast_1d(axes)
+    top = max(float(np.nanmax(s[2])) for s in surfaces.values())
+    bottom = min(float(np.nanmin(s[2])) for s in surfaces.values())
+    levels = np.geomspace(max(bottom, 1e-4), max(top, 10.0), 13)
+    for ax, (name, (a, b, losses)) in zip(axes, surfaces.items()):
+        filled = ax.contourf(a, b, np.clip(losses, levels[0], levels[-1]), levels=levels, cmap="viridis",
+                             norm=_log_norm(levels))
+        ax.contour(a, b, losses, levels=[math.log(10)], colors="white", linewidths=1.5)
+        ax.plot([0], [0], "x", color="white", ms=9, mew=2)
+        ax.set(title=name, xlabel="direction 1", aspect="equal")
+        ax.grid(False)
+    axes[0].set_ylabel("direction 2")
+    fig.colorbar(filled, ax=list(axes), label="training loss (log scale)", format="%.2g")
+    fig.suptitle("Loss around the trained weights (x); white line: chance level")
+    plotting.show(fig)
+
+
+def _log_norm(levels):
+    """A logarithmic colour scale over ``levels`` (contour levels that span decades)."""
+    from matplotlib.colors import LogNorm
+
+    return LogNorm(vmin=float(levels[0]), vmax=float(levels[-1]))
+
+
+def single_lesions(lesions: dict, seeds) -> None:
+    """Test accuracy after each single deletion: residual blocks left, plain layers right;
+    ``lesions[architecture, seed] = (intact accuracy, accuracies after each deletion)``."""
+    fig, axes = plotting.new_figure(1, 2, width=11, height=4)
+    for ax, (architecture, color), unit in zip(axes, ARCHITECTURE_COLORS[::-1], ("block", "hidden layer")):
+        for seed in seeds:
+            intact, after = lesions[architecture, seed]
+            ax.plot(np.arange(1, len(after) + 1), after, "o-", color=color, alpha=0.7, ms=4, lw=1,
+                    label="after deleting it" if seed == seeds[0] else None)
+            ax.axhline(intact, color=color, ls=":", lw=1, label="intact network" if seed == seeds[0] else None)
+        _chance(ax, 0.1)
+        ax.set(ylim=(0, 1.02), xticks=range(1, len(after) + 1, 2 if architecture == "plain" else 3),
+               xlabel=f"deleted {unit} (1 = first after the stem)", ylabel="test accuracy")
+    axes[0].set_title("residual-56: deleting one block barely hurts")
+    axes[1].set_title("plain-20: deleting one layer is catastrophic")
+    axes[0].legend(loc="lower right")
+    axes[1].legend(loc="center right")
+    plotting.show(fig)
+
+
+def random_lesions(accuracies: dict, blocks: int) -> None:
+    """Median and middle half of the test accuracy after deleting k random blocks;
+    ``accuracies[k]`` holds the accuracies of all draws for that k."""
+    ks = sorted(accuracies)
+    q1, median, q3 = np.array([np.percentile(accuracies[k], [25, 50, 75]) for k in ks]).T
+    fig, ax = plotting.new_figure(width=7, height=4)
+    ax.fill_between(ks, q1, q3, color=plotting.RESIDUAL_COLOR, alpha=0.25, label="middle half of the draws")
+    ax.plot(ks, median, "o-", color=plotting.RESIDUAL_COLOR, label="median")
+    _chance(ax, 0.1)
+    ax.set(ylim=(0, 1.02), xticks=ks, xlabel=f"number of blocks deleted at random (of {blocks})",
+           ylabel="test accuracy", title="Residual-56 degrades smoothly as blocks are deleted")
+    ax.legend(loc="upper right")
+    plotting.show(fig)
+
+
+def gradient_grid(curves: dict, rows, depths) -> None:
+    """A grid of input-gradient curves dy/dx, each scaled by its own largest |value|: one
+    row per ``(architecture, block_layers, label)`` in ``rows``, one column per depth;
+    ``curves[architecture, block_layers, depth] = (x, dy/dx, lag-1 autocorrelation)``."""
+    fig, axes = plotting.new_figure(len(rows), len(depths), width=10, height=2.4 * len(rows))
+    axes = np.atleast_2d(axes)
+    for r, (architecture, block_layers, label) in enumerate(rows):
+        color = dict(ARCHITECTURE_COLORS)[architecture]
+        for c, depth in enumerate(depths):
+            x, grad, correlation = curves[architecture, block_layers, depth]
+            ax = axes[r, c]
+            ax.plot(x, grad / np.abs(grad).max(), color=color, lw=1.2)
+            ax.set(ylim=(-1.1, 1.1), yticks=[-1, 0, 1], title=f"depth {depth}: r = {correlation:.2f}")
+        axes[r, 0].set_ylabel(f"{label}\n(dy/dx, scaled)", color=color)
+    for ax in axes[-1]:
+        ax.set_xlabel("input x")
+    fig.suptitle("With depth, the plain net's gradient turns into noise first")
+    plotting.show(fig)
+
+
+def autocorrelation_by_depth(autocorrelation: dict, depths) -> None:
+    """Lag-1 autocorrelation of dy/dx against depth (log axis) for plain and residual nets;
+    ``autocorrelation[architecture, depth]``."""
+    fig, ax = plotting.new_figure(width=7, height=4)
+    for architecture, color in ARCHITECTURE_COLORS:
+        ax.plot(depths, [autocorrelation[architecture, d] for d in depths], "o-", color=color, label=architecture)
+    ax.axhline(0, color="black", ls="--", lw=1, label="white noise")
+    ax.set_xscale("log")
+    ax.set_xticks(list(depths), [str(d) for d in depths])
+    ax.set(xlabel="depth (weight layers, log scale)", ylabel="lag-1 autocorrelation of dy/dx",
+           title="Plain gradients shatter first; residual ones decay more slowly")
+    ax.legend()
+    plotting.show(fig)
