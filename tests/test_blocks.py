@@ -180,6 +180,15 @@ def test_check_scale_accepts_numbers_and_rezero_only():
         blocks.check_scale(float("inf"))
 
 
+def test_block_numbers_counts_every_weight_and_refuses_absurd_widths():
+    assert blocks.block_numbers(8) == sum(p.numel() for p in ResidualBlock(8).parameters())
+    assert blocks.block_numbers(8) == sum(p.numel() for p in PlainBlock(8).parameters())
+    with pytest.raises(ValueError, match=r"^d=1000000 would need about 32 TB of memory"):
+        ResidualBlock(10**6)
+    with pytest.raises(ValueError, match=r"^depth=1000000000 with d=128 would need about 528 TB .* accept depth up to 1894 with d=128"):
+        blocks.make_stack(10**9, 128)
+
+
 def test_published_rezero_block_has_no_layernorm_and_starts_as_the_identity():
     torch.manual_seed(0)
     block = blocks.ReZeroBlock(8)

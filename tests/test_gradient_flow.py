@@ -97,7 +97,7 @@ def test_weight_stream_redraws_any_layer_identically_from_nn_linears_distributio
             assert tensor.abs().max() > 0.99 * bound and abs(float(tensor.std()) - bound / math.sqrt(3)) < 0.01 * bound
     cached = gf.WeightStream(8, 5, cache_layers=4)
     assert cached.draw(3) is cached.draw(3) and torch.equal(cached.draw(3)[0], first[0])
-    with pytest.raises(ValueError, match="block must have width d=8"):
+    with pytest.raises(ValueError, match="block must be a block of width d=8"):
         stream.load(make_stack(1, 4)[0], 0)
     with pytest.raises(ValueError, match="layer"):
         stream.load(block, -1)

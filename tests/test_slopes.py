@@ -38,13 +38,13 @@ def test_formats():
         slopes.format_plain("0.5")
 
 
-def test_format_table_aligns_and_checks():
-    text = slopes.format_table(["a", "bb"], [["10", "2"]])
+def test_text_table_aligns_and_checks():
+    text = slopes.text_table(["a", "bb"], [["10", "2"]])
     assert text.splitlines() == [" a  bb", "--  --", "10   2"]
     with pytest.raises(ValueError, match="rows"):
-        slopes.format_table(["a", "b"], [["1"]])
+        slopes.text_table(["a", "b"], [["1"]])
     with pytest.raises(TypeError, match="header"):
-        slopes.format_table("ab", [])
+        slopes.text_table("ab", [])
 
 
 def test_factor_from_one_rounds_up_so_within_stays_true():

@@ -143,7 +143,7 @@ def test_draw_functions():
 
 
 def test_bad_input_names_the_parameter():
-    with pytest.raises(ValueError, match="heads must divide"):
+    with pytest.raises(ValueError, match="heads must be a divisor"):
         transformer.TransformerBlock(64, 5)
     with pytest.raises(ValueError, match="heads"):
         transformer.SelfAttention(64, 0)
@@ -153,13 +153,13 @@ def test_bad_input_names_the_parameter():
         transformer.TinyTransformer(2, norm="middle")
     with pytest.raises(ValueError, match="depth"):
         transformer.last_block_gradient(0, "pre")
-    with pytest.raises(ValueError, match="x must have shape"):
+    with pytest.raises(ValueError, match="x must be a torch.Tensor of shape"):
         transformer.TransformerBlock(16, 4)(torch.zeros(2, 16))
     with pytest.raises(TypeError, match="model"):
         transformer.residual_stream(torch.nn.Linear(2, 2), _x())
     with pytest.raises(TypeError, match="stream"):
         transformer.stream_growth([1, 2])
-    with pytest.raises(ValueError, match="depths"):
+    with pytest.raises(ValueError, match="post"):
         transformer.draw_gradient_vs_depth(Figure(), [1, 2], [1.0], [1.0, 2.0])
 
 

@@ -20,34 +20,45 @@ import numpy as np
 import torch
 from torch import nn
 
-from .validation import check_choice, check_float, check_int
+from .validation import (check_array, check_bool, check_choice, check_cost, check_figure, check_float, check_int,
+                         check_module, check_tensor, check_text, invalid)
 
 NORM_POSITIONS = ("pre", "post")
 REZERO = "rezero"
 
 
+def block_numbers(d: int) -> int:
+    """How many numbers (weights and biases) one block of width ``d`` holds: a LayerNorm
+    (2d) and Linear(d, 4d) and Linear(4d, d) (8d^2 + 5d). Sizes the memory checks."""
+    d = check_int("d", d, minimum=1)
+    return 8 * d * d + 7 * d
+
+
+def _stack_cost(depth: int, d: int) -> tuple[float, float]:
+    """Bytes (float32 weights) and operations (one draw per weight) of a stack's build."""
+    numbers = depth * block_numbers(d)
+    return 4.0 * numbers, float(numbers)
+
+
 def _check_d(d) -> int:
-    return check_int("d", d, minimum=1)
+    d = check_int("d", d, minimum=1)
+    check_cost({"d": d}, lambda d: _stack_cost(1, d), what="the weights of one block")
+    return d
 
 
 def _check_input(x, d: int) -> None:
     """Fail with a clear message before torch fails with a shape error deep inside."""
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"x must be a torch.Tensor of shape (..., {d}), got {type(x).__name__}")
-    if x.ndim == 0 or x.shape[-1] != d:
-        raise ValueError(f"x must have last dimension d={d} (the block's width), got shape {tuple(x.shape)}")
-    if not torch.is_floating_point(x):
-        raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}; use x.float()")
+    check_tensor("x", x, last_dim=d, shape_text=f"(..., {d}), whose last dimension d={d} is the block's width")
 
 
 def check_scale(scale):
     """Return ``scale`` as a float, or the string ``"rezero"``; raise otherwise."""
     if isinstance(scale, str):
         if scale.lower() != REZERO:
-            raise ValueError(f"scale must be a number or 'rezero', got {scale!r}")
+            raise invalid("scale", "a number or 'rezero'", scale)
         return REZERO
     if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
-        raise TypeError(f"scale must be a number or 'rezero', got {type(scale).__name__} {scale!r}")
+        raise invalid("scale", "a number or 'rezero'", scale, error=TypeError)
     return check_float("scale", scale)
 
 
@@ -142,9 +153,7 @@ def make_block(d: int, *, residual: bool = True, norm: str = "pre", scale=1.0) -
     """One block: ``ResidualBlock(d, norm, scale)`` or, with ``residual=False``,
     ``PlainBlock(d)`` (a plain block has no skip path, so ``norm`` and ``scale`` are
     checked but do not apply)."""
-    if not isinstance(residual, bool):
-        raise TypeError(f"residual must be True or False, got {type(residual).__name__} {residual!r}")
-    if residual:
+    if check_bool("residual", residual):
         return ResidualBlock(d, norm=norm, scale=scale)
     check_choice("norm", norm, NORM_POSITIONS)
     check_scale(scale)
@@ -155,7 +164,10 @@ def make_stack(depth: int, d: int, *, residual: bool = True, norm: str = "pre", 
     """``depth`` blocks of width ``d`` in sequence, built in order (seed torch first for
     a reproducible stack). The stack every depth experiment in the course uses."""
     depth = check_int("depth", depth, minimum=1)
-    _check_d(d)
+    check_cost({"depth": depth, "d": _check_d(d)}, _stack_cost, what="the weights of every block")
+    check_bool("residual", residual)
+    check_choice("norm", norm, NORM_POSITIONS)
+    check_scale(scale)
     return nn.Sequential(*(make_block(d, residual=residual, norm=norm, scale=scale) for _ in range(depth)))
 
 
@@ -167,14 +179,24 @@ def draw_std_through_stack(fig, stds: dict) -> None:
     configurations in the course's residual colours, "plain" in the plain colour."""
     from . import plotting
 
+    check_figure("fig", fig)
     if not isinstance(stds, dict) or not stds:
-        raise TypeError("stds must be a non-empty dict mapping a configuration's name to its list of stds")
-    others = iter((plotting.RESIDUAL_COLOR, plotting.PALETTE[2], plotting.PALETTE[3], plotting.PALETTE[4]))
+        raise invalid("stds", "a non-empty dict mapping a configuration's name to its list of stds", stds,
+                      error=TypeError)
+    others = (plotting.RESIDUAL_COLOR, plotting.PALETTE[2], plotting.PALETTE[3], plotting.PALETTE[4])
+    if sum(name != "plain" for name in stds) > len(others):
+        raise invalid("stds", f"at most {len(others)} configurations besides 'plain' (one colour each)", stds)
+    traces = {}
+    for name, trace in stds.items():  # every trace is checked before anything is drawn
+        check_text("stds' names", name)
+        if isinstance(trace, (str, bytes)) or not isinstance(trace, (list, tuple, np.ndarray)):
+            raise invalid(f"stds[{name!r}]", "a list of at least two numbers", trace, error=TypeError)
+        traces[name] = check_array(f"stds[{name!r}]", trace, ndim=1)
+        if traces[name].size < 2:
+            raise invalid(f"stds[{name!r}]", "a list of at least two numbers", traces[name])
+    others = iter(others)
     ax = fig.subplots()
-    for name, trace in stds.items():
-        values = np.asarray(trace, dtype=np.float64)
-        if values.ndim != 1 or values.size < 2:
-            raise ValueError(f"stds[{name!r}] must be a list of at least two numbers, got shape {values.shape}")
+    for name, values in traces.items():
         color = plotting.PLAIN_COLOR if name == "plain" else next(others)
         dashed = "rezero" in name.lower()  # dashed, so a curve underneath it still shows
         ax.plot(range(values.size), values, color=color, label=name, linestyle=(0, (4, 3)) if dashed else "-")
@@ -187,10 +209,8 @@ def output_stats(block: nn.Module, x: torch.Tensor) -> dict:
     """What one block does to ``x``: mean and (unbiased) std of input and output over all
     entries, the relative change ||y - x|| / ||x||, and the largest deviation of any
     token's feature mean from 0 and of its (biased, as LayerNorm uses) std from 1."""
-    if not isinstance(block, nn.Module):
-        raise TypeError(f"block must be a torch.nn.Module, got {type(block).__name__}")
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    check_module("block", block)
+    check_tensor("x", x, last_dim=getattr(block, "d", None))
     with torch.no_grad():
         y = block(x)
         return {
@@ -244,8 +264,8 @@ def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False)
 
     from . import plotting
 
-    if not isinstance(rezero, bool):
-        raise TypeError(f"rezero must be True or False, got {type(rezero).__name__}")
+    check_figure("fig", fig)
+    check_bool("rezero", rezero)
     norm = check_choice("norm", norm, NORM_POSITIONS)
     scale = REZERO if rezero else check_scale(scale)
     xs, ys, stats = _demo_result(norm, scale)
@@ -280,10 +300,15 @@ def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False)
 
 
 def make_block_panel(norm: str = "pre", scale: float = 1.0, rezero: bool = False):
-    """Notebook 05's widget: norm position, fixed scale, ReZero-style gate (which greys out the scale)."""
+    """Notebook 05's widget: norm position, fixed scale, ReZero-style gate (which greys out the scale).
+    The defaults are checked first: a slider would silently clip a scale outside 0-3."""
     import ipywidgets as widgets
 
     from .widgets import LivePlot
+
+    check_choice("norm", norm, NORM_POSITIONS)
+    check_float("scale", scale, minimum=0.0, maximum=3.0)
+    check_bool("rezero", rezero)
 
     controls = {
         "norm": widgets.ToggleButtons(options=[("pre-norm", "pre"), ("post-norm", "post")], value=norm,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .validation import check_float, check_int
+from .validation import check_float, check_int, check_tensor, invalid
 
 N_CLASSES = 10
 N_FEATURES = 64
@@ -29,6 +29,17 @@ class DigitsSplit:
     y_test: torch.Tensor
     n_classes: int = N_CLASSES
     n_features: int = N_FEATURES
+
+    def __post_init__(self):
+        check_int("n_classes", self.n_classes, minimum=2)
+        check_int("n_features", self.n_features, minimum=1)
+        for part in ("train", "test"):
+            x = check_tensor(f"x_{part}", getattr(self, f"x_{part}"), ndim=2, last_dim=self.n_features,
+                             shape_text=f"(n, n_features={self.n_features})")
+            y = check_tensor(f"y_{part}", getattr(self, f"y_{part}"), ndim=1, floating=False,
+                             shape_text="(n,) of int64 class labels")
+            if y.dtype != torch.int64 or len(y) != len(x):
+                raise invalid(f"y_{part}", f"{len(x)} int64 class labels, one per example of x_{part}", y)
 
 
 def load_digits_split(test_fraction: float = 0.25, seed: int = 0) -> DigitsSplit:

@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
 from .plotting import PALETTE, RESIDUAL_COLOR
-from .validation import check_array
+from .validation import check_array, check_choice, check_text, invalid
 
 BRANCH_COLOR = PALETTE[2]  # green: the residual branch F and its output
 
@@ -20,7 +20,7 @@ def _axes(target, name: str) -> Axes:
         return target
     if isinstance(target, Figure):
         return target.subplots()
-    raise TypeError(f"{name} must be a matplotlib Figure or Axes, got {type(target).__name__}")
+    raise invalid(name, "a matplotlib Figure or Axes", target, error=TypeError)
 
 
 def _arrow(ax, start, end, color, **kwargs):
@@ -32,13 +32,11 @@ def draw_residual_block(target, *, branch=("W₁", "ReLU", "W₂"), title="A res
     """Draw the residual block diagram on ``target`` (a Figure or an Axes) and return the
     axes: x goes through the branch F (the boxes named in ``branch``) and, along the skip
     path, around it; both reach the sum, so x arrives there twice."""
+    if not isinstance(branch, (tuple, list)) or not branch or not all(isinstance(label, str) for label in branch):
+        raise invalid("branch", "a non-empty tuple of box labels, e.g. ('W₁', 'ReLU', 'W₂')", branch,
+                      error=TypeError)
+    check_text("title", title)
     ax = _axes(target, "target")
-    if isinstance(branch, str) or not isinstance(branch, (tuple, list)) or not branch:
-        raise TypeError("branch must be a non-empty tuple of box labels, e.g. ('W₁', 'ReLU', 'W₂')")
-    if not all(isinstance(label, str) for label in branch):
-        raise TypeError("branch must contain only strings (the labels of the boxes)")
-    if not isinstance(title, str):
-        raise TypeError(f"title must be a str, got {type(title).__name__}")
     ax.set_axis_off()
     count = len(branch)
     box_w, gap = 1.3, 0.5
@@ -82,11 +80,10 @@ def draw_residual_block(target, *, branch=("W₁", "ReLU", "W₂"), title="A res
 def draw_block_arrows(target, x, branch, *, title="The block edits x; it does not replace it") -> Axes:
     """Draw x, F(x) and y = x + F(x) as 2-D arrows on ``target`` (a Figure or an Axes):
     x from the origin, F(x) starting at the tip of x, y from the origin to where F(x) ends."""
-    ax = _axes(target, "target")
     x = check_array("x", x, shape=(2,))
     branch = check_array("branch", branch, shape=(2,))
-    if not isinstance(title, str):
-        raise TypeError(f"title must be a str, got {type(title).__name__}")
+    check_text("title", title)
+    ax = _axes(target, "target")
     y = x + branch
     for start, vector, color, label in (((0, 0), x, "black", f"x = {_vec(x)}"),
                                          (tuple(x), branch, BRANCH_COLOR, f"F(x) = {_vec(branch)}"),
@@ -121,14 +118,11 @@ def draw_transformer_block(target, *, norm: str = "pre",
     feed-forward network, read from it and add their output back. ``norm="pre"`` puts a
     LayerNorm at the start of each branch (the stream itself is never normalised);
     ``norm="post"`` puts it on the stream, after each sum."""
-    ax = _axes(target, "target")
-    if norm not in ("pre", "post"):
-        raise ValueError(f"norm must be 'pre' or 'post', got {norm!r}")
-    if title is None:
+    check_choice("norm", norm, ("pre", "post"))
+    if check_text("title", title, allow_none=True) is None:
         title = ("Pre-LN: LayerNorm inside each branch" if norm == "pre"
                  else "Post-LN: LayerNorm on the stream")
-    if not isinstance(title, str):
-        raise TypeError(f"title must be a str or None, got {type(title).__name__}")
+    ax = _axes(target, "target")
     ax.set_axis_off()
     box_w, box_h, branch_x = 3.2, 0.7, 2.5
 

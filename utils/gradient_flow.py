@@ -26,8 +26,9 @@ from matplotlib import ticker
 from torch import nn
 
 from . import plotting
-from .blocks import REZERO, check_scale, make_block, make_stack
-from .validation import check_choice, check_float, check_int
+from .blocks import NORM_POSITIONS, REZERO, block_numbers, check_scale, make_block, make_stack
+from .validation import (check_bool, check_choice, check_cost, check_figure, check_float, check_int, check_module,
+                         check_sequence, check_tensor, invalid)
 
 METRICS = ("output_norm", "gradient_norm", "output_mean", "output_std")
 
@@ -70,9 +71,8 @@ def output_metrics(stack: nn.Module, x: torch.Tensor) -> dict:
     """The four numbers of the reference table for one stack and input, with loss =
     output.sum(): output_norm, gradient_norm (of the loss with respect to ``x``),
     output_mean and output_std (torch's default, unbiased)."""
-    if not isinstance(stack, nn.Module):
-        raise TypeError(f"stack must be a torch.nn.Module, got {type(stack).__name__}")
-    _check_tokens("x", x)
+    check_module("stack", stack)
+    check_tensor("x", x)
     x = x.detach().clone().requires_grad_(True)
     y = stack(x)
     (grad,) = torch.autograd.grad(y.sum(), x)
@@ -93,9 +93,15 @@ def format_table(results: dict, *, reference: dict | None = None) -> str:
     outputs); with ``reference`` (e.g. ``REFERENCE_TABLE``) each value is followed by
     the reference one in brackets."""
     columns = ("plain", "residual")
-    for column in columns:
-        if column not in results:
-            raise ValueError(f"results must have keys 'plain' and 'residual', got {sorted(results)}")
+    for name, table in (("results", results), ("reference", reference)):
+        if table is None and name == "reference":
+            continue
+        if not isinstance(table, dict):
+            raise invalid(name, "a dict with keys 'plain' and 'residual' (see published_comparison)", table,
+                          error=TypeError)
+        if any(not isinstance(table.get(column), dict) or set(METRICS) - set(table[column]) for column in columns):
+            raise invalid(name, f"a dict with keys 'plain' and 'residual', each holding {', '.join(METRICS)}",
+                          sorted(map(str, table)))
     header = f"{'metric':<15}" + "".join(f"{c:>22}" for c in columns)
     lines = [header, "-" * len(header)]
     for metric in METRICS:
@@ -125,6 +131,17 @@ class LayerProfile:
     act_mean: np.ndarray
     act_std: np.ndarray
 
+    def __post_init__(self):
+        for name in ("grad_norm", "act_mean", "act_std"):  # inf and NaN may stand for an overflow
+            value = getattr(self, name)
+            if not isinstance(value, (np.ndarray, list, tuple)) or np.asarray(value).dtype.kind not in "iuf":
+                raise invalid(name, "a 1-D array of numbers, one per layer", value, error=TypeError)
+            array = np.asarray(value, dtype=np.float64)
+            if array.ndim != 1 or len(array) < 2 or len(array) != len(np.asarray(self.grad_norm)):
+                raise invalid(name, "a 1-D array with one number per layer (depth + 1 >= 2, the same length "
+                              "as grad_norm)", array)
+            object.__setattr__(self, name, array)
+
     @property
     def depth(self) -> int:
         """Number of blocks."""
@@ -138,13 +155,6 @@ class LayerProfile:
             return self.grad_norm / self.grad_norm[-1]
 
 
-def _check_tokens(name: str, x) -> None:
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
-    if not torch.is_floating_point(x):
-        raise TypeError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
-
-
 def _stats(x: torch.Tensor) -> tuple[float, float]:
     return float(x.mean()), float(x.std())
 
@@ -154,17 +164,18 @@ def profile_stack(stack: nn.Sequential, x: torch.Tensor, upstream: torch.Tensor 
     ``(output * upstream).sum()`` (``upstream=None`` means all ones: loss = output.sum(),
     as in the reference table) and return the ``LayerProfile``. ``x`` is not modified."""
     if not isinstance(stack, nn.Sequential) or len(stack) == 0:
-        raise TypeError(f"stack must be a non-empty nn.Sequential (see blocks.make_stack), got {type(stack).__name__}")
-    _check_tokens("x", x)
+        raise invalid("stack", "a non-empty nn.Sequential (see blocks.make_stack)", stack, error=TypeError)
+    check_tensor("x", x)
+    if upstream is not None:
+        check_tensor("upstream", upstream)
     activations = [x.detach().clone().requires_grad_(True)]
     for block in stack:
         activations.append(block(activations[-1]))
     output = activations[-1]
     if upstream is None:
         upstream = torch.ones_like(output)
-    _check_tokens("upstream", upstream)
     if upstream.shape != output.shape:
-        raise ValueError(f"upstream must have the output's shape {tuple(output.shape)}, got {tuple(upstream.shape)}")
+        raise invalid("upstream", f"of the output's shape {tuple(output.shape)}", upstream)
     grads = torch.autograd.grad((output * upstream).sum(), activations)  # no weight gradients needed
     grads = [float(grad.norm()) for grad in grads]
     stats = np.array([_stats(a.detach()) for a in activations])
@@ -189,6 +200,9 @@ class WeightStream:
         self.d = check_int("d", d, minimum=1)
         self.seed = check_int("seed", seed, minimum=0)
         self.cache_layers = check_int("cache_layers", cache_layers, minimum=0)
+        check_cost({"cache_layers": self.cache_layers, "d": self.d},
+                   lambda cache_layers, d: (8.0 * (cache_layers + 2) * block_numbers(d), 0.0),
+                   what="the weights of the cached layers")
         self._shapes = ((4 * self.d, self.d), (4 * self.d,), (self.d, 4 * self.d), (self.d,))
         self._fan_ins = (self.d, self.d, 4 * self.d, 4 * self.d)
         self._cache: dict[int, tuple[torch.Tensor, ...]] = {}
@@ -221,7 +235,7 @@ class WeightStream:
         ``layer`` (0 = first block); its LayerNorm keeps its initial scale 1 and shift 0."""
         layer = check_int("layer", layer, minimum=0)
         if getattr(block, "d", None) != self.d:
-            raise ValueError(f"block must have width d={self.d}, got {getattr(block, 'd', None)}")
+            raise invalid("block", f"a block of width d={self.d}", block)
         if layer < self.cache_layers:
             values = self.draw(layer)
         else:  # drawn into the same scratch arrays every time: a 1000-block pass allocates nothing here
@@ -247,6 +261,14 @@ def stack_from_stream(depth: int, d: int = 128, seed: int = 0, **config) -> nn.S
     return stack
 
 
+def _profile_cost(depth: int, d: int, tokens: int, *, itemsize: int) -> tuple[float, float]:
+    """Bytes and operations of a streamed measurement: one activation per layer, one block
+    (and a scratch copy), and per layer two weight draws and a forward and backward pass."""
+    nbytes = itemsize * ((depth + 5.0) * tokens * d + 2.0 * block_numbers(d))
+    operations = depth * (2.0 * block_numbers(d) + 3.0 * tokens * block_numbers(d))
+    return nbytes, operations
+
+
 def probe(tokens: int, d: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """The input ``x`` and the upstream gradient ``g`` (both standard normal, float32,
     shape ``(tokens, d)``) that ``streamed_profile`` uses: drawn from NumPy's generator
@@ -255,6 +277,8 @@ def probe(tokens: int, d: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     tokens = check_int("tokens", tokens, minimum=1)
     d = check_int("d", d, minimum=1)
     seed = check_int("seed", seed, minimum=0)
+    check_cost({"tokens": tokens, "d": d}, lambda tokens, d: (8.0 * tokens * d, 2.0 * tokens * d),
+               what="the input and the upstream gradient")
     rng = np.random.default_rng([seed, 0])
     x, g = (torch.from_numpy(rng.standard_normal((tokens, d)).astype(np.float32)) for _ in range(2))
     return x, g
@@ -284,8 +308,21 @@ def streamed_profile(depth: int, d: int = 128, *, residual: bool = True, norm: s
     input entry by ``1 + nudge * r`` with r a fixed standard normal draw (to see how
     sensitive a deep stack is to its input's last digits). Non-finite values (overflow) are kept as inf/NaN so a plot can show them."""
     depth = check_int("depth", depth, minimum=1)
-    if dtype not in (torch.float32, torch.float64):
-        raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
+    if not any(dtype is allowed for allowed in (torch.float32, torch.float64)):
+        raise invalid("dtype", "torch.float32 or torch.float64", dtype)
+    d, tokens = check_int("d", d, minimum=1), check_int("tokens", tokens, minimum=1)
+    check_bool("residual", residual)
+    check_choice("norm", norm, NORM_POSITIONS)
+    check_scale(scale)
+    if weights is not None and not isinstance(weights, WeightStream):
+        raise invalid("weights", "a WeightStream or None", weights, error=TypeError)
+    if weights is not None and (weights.d, weights.seed) != (d, seed):
+        raise invalid("weights", f"a WeightStream for d={d}, seed={seed}",
+                      fix=f"this one is for d={weights.d}, seed={weights.seed}")
+    itemsize = 4 if dtype == torch.float32 else 8
+    check_cost({"depth": depth, "d": d, "tokens": tokens},
+               lambda depth, d, tokens: _profile_cost(depth, d, tokens, itemsize=itemsize),
+               what="the activations of every layer and the weight draws")
     shortcut = check_float("shortcut", shortcut, minimum=0.0)
     nudge = check_float("nudge", nudge, minimum=-0.5, maximum=0.5)
     if shortcut != 1.0 and not (residual and norm == "pre"):
@@ -297,11 +334,6 @@ def streamed_profile(depth: int, d: int = 128, *, residual: bool = True, norm: s
         x = x * (1.0 + nudge * noise)
     if weights is None:
         weights = WeightStream(d, seed)
-    elif not isinstance(weights, WeightStream):
-        raise TypeError(f"weights must be a WeightStream or None, got {type(weights).__name__}")
-    elif (weights.d, weights.seed) != (d, seed):
-        raise ValueError(f"weights must be a WeightStream for d={d}, seed={seed}; "
-                         f"got d={weights.d}, seed={weights.seed}")
     # A template block of the right kind; built without touching the global random state.
     with torch.random.fork_rng(devices=[]):
         block = make_block(d, residual=residual, norm=norm, scale=scale).to(dtype)
@@ -339,12 +371,20 @@ def depth_sweep(depths, *, d: int = 128, norm: str = "pre", scale=1.0, tokens: i
     the order of ``depths``; ``progress`` (a utils.progress.Progress with
     ``4 * max(depths)`` steps) advances once per block forward and once per block
     backward, for each stack."""
-    depths = [check_int("depths[]", depth, minimum=1) for depth in depths]
-    if not depths:
-        raise ValueError("depths must list at least one depth, e.g. [10, 100, 1000]")
-    if dtype not in (torch.float32, torch.float64):
-        raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
+    depths = [check_int("depths[]", depth, minimum=1) for depth in check_sequence("depths", depths, what="depths")]
+    if not any(dtype is allowed for allowed in (torch.float32, torch.float64)):
+        raise invalid("dtype", "torch.float32 or torch.float64", dtype)
     deepest = max(depths)
+    d, tokens = check_int("d", d, minimum=1), check_int("tokens", tokens, minimum=1)
+    check_choice("norm", norm, NORM_POSITIONS)
+    check_scale(scale)
+    if progress is not None and not hasattr(progress, "advance"):
+        raise invalid("progress", "a utils.progress.Progress or None", progress, error=TypeError)
+    chains = len(set(depths))  # one gradient per depth side by side
+    itemsize = 4 if dtype == torch.float32 else 8
+    check_cost({"depths": deepest, "d": d, "tokens": tokens},
+               lambda depths, d, tokens: _profile_cost(depths, d, chains * tokens, itemsize=itemsize),
+               what="the activations of every layer and the weight draws")
     x, g = (t.to(dtype) for t in probe(tokens, d, seed))
     weights = WeightStream(d, seed)
     with torch.random.fork_rng(devices=[]):
@@ -403,7 +443,10 @@ def _check_profiles(profiles) -> None:
 def draw_layer_profiles(fig, profiles: dict, *, loss: str = "output.sum()") -> None:
     """Notebook 06's figure: the gradient norm (log axis) and the activation std at every
     layer of the plain and the residual stack (``profiles``: two LayerProfiles)."""
+    check_figure("fig", fig)
     _check_profiles(profiles)
+    if not isinstance(loss, str):
+        raise invalid("loss", "a str (the loss's name for the axis label)", loss, error=TypeError)
     ax_grad, ax_std = fig.subplots(1, 2)
     for name, color in (("plain", plotting.PLAIN_COLOR), ("residual", plotting.RESIDUAL_COLOR)):
         layers = np.arange(profiles[name].depth + 1)
@@ -419,9 +462,10 @@ def draw_layer_profiles(fig, profiles: dict, *, loss: str = "output.sum()") -> N
 def draw_depth_sweep(fig, depths, sweep: dict) -> None:
     """Notebook 07's figure: the gain at the input against depth (log-log), and the gain
     at every layer of the deepest stacks, plain and residual (``sweep`` from depth_sweep)."""
+    check_figure("fig", fig)
     if not isinstance(sweep, dict) or set(sweep) != {"plain", "residual"}:
-        raise ValueError("sweep must be the dict returned by depth_sweep")
-    depths = [check_int("depths[]", depth, minimum=1) for depth in depths]
+        raise invalid("sweep", "the dict returned by depth_sweep", sweep, error=TypeError)
+    depths = [check_int("depths[]", depth, minimum=1) for depth in check_sequence("depths", depths, what="depths")]
     if any(len(sweep[name]) != len(depths) for name in sweep):
         raise ValueError(f"sweep must hold one profile per depth ({len(depths)})")
     ax_depth, ax_layers = fig.subplots(1, 2)
@@ -462,10 +506,11 @@ def widget_profile(depth: int, residual: bool, norm: str, scale) -> LayerProfile
     """The widget's measurement (width 128, 16 tokens, seed 0), cached per configuration.
     A plain stack has no norm position or scale, so those do not enter its cache key."""
     depth = check_int("depth", depth, minimum=1)
-    if not isinstance(residual, bool):
-        raise TypeError(f"residual must be True or False, got {type(residual).__name__}")
-    norm = check_choice("norm", norm, ("pre", "post"))
+    check_bool("residual", residual)
+    norm = check_choice("norm", norm, NORM_POSITIONS)
     scale = check_scale(scale)
+    check_cost({"depth": depth}, lambda depth: _profile_cost(depth, WIDGET_D, WIDGET_TOKENS, itemsize=4),
+               what="the activations of every layer and the weight draws")
     if not residual:
         norm, scale = "pre", 1.0
     return _cached_profile(depth, residual, norm, scale)
@@ -473,9 +518,10 @@ def widget_profile(depth: int, residual: bool, norm: str, scale) -> LayerProfile
 
 def describe(residual: bool, norm: str, scale) -> str:
     """A short name of one configuration, e.g. 'residual, pre-norm, scale 1.0'."""
-    if not residual:
-        return "plain (no skip path; norm position and scale do not apply)"
+    check_choice("norm", norm, NORM_POSITIONS)
     scale = check_scale(scale)
+    if not check_bool("residual", residual):
+        return "plain (no skip path; norm position and scale do not apply)"
     scale_text = "ReZero-style gate (alpha = 0 at init)" if scale == REZERO else f"scale {scale:g}"
     return f"residual, {norm}-norm, {scale_text}"
 
@@ -483,10 +529,15 @@ def describe(residual: bool, norm: str, scale) -> str:
 def summary_text(profile: LayerProfile, residual: bool, norm: str, scale) -> str:
     """The widget's small table: gradient and activation numbers of one profile, with a
     note where a number has a special meaning (identity at init, overflow)."""
+    if not isinstance(profile, LayerProfile):
+        raise invalid("profile", "a LayerProfile (from widget_profile or streamed_profile)", profile,
+                      error=TypeError)
+    configuration = describe(residual, norm, scale)
+    scale = check_scale(scale)
     gain = profile.gain
     finite = np.isfinite(profile.grad_norm).all() and np.isfinite(profile.act_std).all()
     rows = [
-        ("configuration", describe(residual, norm, scale)),
+        ("configuration", configuration),
         ("blocks", f"{profile.depth}"),
         ("grad norm at output", f"{profile.grad_norm[-1]:.4g}"),
         ("grad norm at input", f"{profile.grad_norm[0]:.4g}"),
@@ -534,6 +585,7 @@ def _flow_axes(fig):
 def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = "pre", scale=1.0) -> str:
     """Widget draw function: the gradient gain at every layer of one configuration (log
     axis, under/overflow marked); returns the summary table (with activation stds)."""
+    check_figure("fig", fig)
     profile = widget_profile(depth, residual, norm, scale)
     color = plotting.RESIDUAL_COLOR if residual else plotting.PLAIN_COLOR
     # Fixed margins, few ticks with plain labels and a fixed title position: constrained
@@ -556,10 +608,16 @@ def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = 
 
 def make_panel(depth: int = 30, residual: bool = True, norm: str = "pre", scale=1.0):
     """Notebook 07's widget: depth (10-1000, redraws on release), residual on/off, norm
-    position and scale; norm and scale are greyed out for a plain stack."""
+    position and scale; norm and scale are greyed out for a plain stack. The defaults are
+    checked first: a slider would silently clip a depth outside 10-1000."""
     import ipywidgets as widgets
 
     from .widgets import LivePlot
+
+    check_int("depth", depth, minimum=10, maximum=1000)
+    check_bool("residual", residual)
+    check_choice("norm", norm, NORM_POSITIONS)
+    scale = check_choice("scale", check_scale(scale), [value for _, value in SCALE_CHOICES])
 
     controls = {
         "depth": widgets.IntSlider(value=depth, min=10, max=1000, step=10, description="depth",

@@ -7,16 +7,16 @@ overflows silently)."""
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.axes import Axes
 from matplotlib.ticker import MaxNLocator
 
 from .numpy_block import forward
 from .plotting import (PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, legend_below, plain_log_ticks, plot_log_safe, reuse_axes,
                        tidy_log_yaxis, use_fixed_margins)
-from .slopes import MAX_DEPTH, format_table, plotted_depths
+from .slopes import MAX_DEPTH, plotted_depths, text_table
 
 FIGURE_SIZE = {"width": 10.0, "height": 5.0}  # notebook 03's widget pictures: two panels, legend below
-from .validation import check_array, check_float, check_int
+from .validation import (check_array, check_axes, check_bool, check_callable, check_cost, check_figure, check_float,
+                         check_int, check_sequence, invalid)
 
 
 def branch_jacobian(x, w1, w2) -> np.ndarray:
@@ -41,8 +41,7 @@ def finite_difference_jacobian(f, x, *, eps=1e-6) -> np.ndarray:
     """Estimate the Jacobian of ``f`` at ``x`` by central differences,
     column j = (f(x + eps e_j) - f(x - eps e_j)) / (2 eps): the independent check that
     an analytic Jacobian is right before we trust it."""
-    if not callable(f):
-        raise TypeError(f"f must be a function from a vector to a vector, got {type(f).__name__}")
+    check_callable("f", f, what="a function from a vector to a vector")
     x = check_array("x", x, ndim=1)
     eps = check_float("eps", eps, minimum=1e-12, maximum=1.0)
     columns = []
@@ -60,8 +59,7 @@ def draw_unit_circle_image(ax, matrix, *, points=200) -> np.ndarray:
     ``matrix``, an ellipse, with the ellipse's semi-axes as arrows: their lengths are the
     singular values, how much the matrix stretches its most stretched direction and
     shrinks its least stretched one. Returns the singular values, largest first."""
-    if not isinstance(ax, Axes):
-        raise TypeError(f"ax must be a matplotlib Axes, got {type(ax).__name__}")
+    check_axes("ax", ax)
     matrix = check_array("matrix", matrix, shape=(2, 2))
     points = check_int("points", points, minimum=8, maximum=10_000)
     u, singular, _ = np.linalg.svd(matrix)
@@ -94,6 +92,8 @@ def random_layer_matrices(depth, dim, *, seed=0) -> np.ndarray:
     depth = check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
     dim = check_int("dim", dim, minimum=1, maximum=512)
     seed = check_int("seed", seed, minimum=0)
+    check_cost({"depth": depth, "dim": dim}, lambda depth, dim: (8.0 * depth * dim * dim, 1.0 * depth * dim * dim),
+               what="the matrices")
     rng = np.random.default_rng(seed)
     return rng.normal(0.0, 1.0 / np.sqrt(dim), size=(depth, dim, dim))
 
@@ -103,10 +103,9 @@ def layer_jacobians(matrices, *, scale, residual) -> np.ndarray:
     plain layers, I + s W for residual blocks, with s = ``scale`` the branch scale."""
     matrices = check_array("matrices", matrices, ndim=3)
     if matrices.shape[1] != matrices.shape[2]:
-        raise ValueError(f"matrices must be square, shape (depth, d, d), got {matrices.shape}")
+        raise invalid("matrices", "square, of shape (depth, d, d)", matrices)
     scale = check_float("scale", scale)
-    if not isinstance(residual, bool):
-        raise TypeError(f"residual must be True or False, got {type(residual).__name__}")
+    check_bool("residual", residual)
     jacobians = scale * matrices
     if residual:
         jacobians = jacobians + np.eye(matrices.shape[1])
@@ -132,11 +131,10 @@ def product_singular_values(jacobians, depths=None):
     jacobians = check_array("jacobians", jacobians, ndim=3)
     depth, rows, cols = jacobians.shape
     if rows != cols:
-        raise ValueError(f"jacobians must be square, shape (depth, d, d), got {jacobians.shape}")
+        raise invalid("jacobians", "square, of shape (depth, d, d)", jacobians)
     depths = np.arange(1, depth + 1) if depths is None else np.asarray(
-        [check_int("depths", k, minimum=1, maximum=depth) for k in depths], dtype=int)
-    if depths.size == 0:
-        raise ValueError("depths must contain at least one depth")
+        [check_int("depths", k, minimum=1, maximum=depth) for k in check_sequence("depths", depths, what="depths")],
+        dtype=int)
     try:
         inverses, invertible = np.linalg.inv(jacobians), depth
     except np.linalg.LinAlgError:  # some layer is singular (e.g. a plain layer with scale 0)
@@ -173,12 +171,12 @@ def format_log10(log10_value) -> str:
     """Print 10**``log10_value`` with two significant digits, even when it is far
     outside float64's range (e.g. 3.2e-412), and exactly 0 as 0."""
     if isinstance(log10_value, bool) or not isinstance(log10_value, (int, float, np.floating, np.integer)):
-        raise TypeError(f"log10_value must be a real number, got {type(log10_value).__name__}")
+        raise invalid("log10_value", "a real number", log10_value, error=TypeError)
     log10_value = float(log10_value)
     if log10_value == -np.inf:
         return "0"
     if not np.isfinite(log10_value):
-        raise ValueError(f"log10_value must be finite or -inf, got {log10_value}")
+        raise invalid("log10_value", "finite or -inf", log10_value)
     if -4 <= log10_value < 4:
         return f"{10 ** log10_value:.2g}"
     exponent = int(np.floor(log10_value))
@@ -190,8 +188,15 @@ def format_log10(log10_value) -> str:
 
 def power_of_ten(log10_values) -> np.ndarray:
     """10**values as float64: what a plot can draw (0 or inf where out of range)."""
+    if log10_values is None or isinstance(log10_values, (str, bytes)):
+        raise invalid("log10_values", "numbers (base-10 logarithms; -inf means 0)", log10_values, error=TypeError)
+    try:
+        values = np.asarray(log10_values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise invalid("log10_values", "numbers (base-10 logarithms; -inf means 0)", log10_values,
+                      error=TypeError) from None
     with np.errstate(over="ignore", under="ignore"):
-        return np.power(10.0, check_array("log10_values", np.where(np.isneginf(log10_values), -1e9, log10_values)))
+        return np.power(10.0, check_array("log10_values", np.where(np.isneginf(values), -1e9, values)))
 
 
 def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
@@ -200,6 +205,7 @@ def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
     residual blocks I + s W (blue), with s = ``scale`` and the same random W for both.
     Values beyond float64's range are clipped and marked. Returns a one-line summary.
     This is the function behind notebook 03's widget."""
+    check_figure("fig", fig)
     depth = check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
     scale = check_float("scale", scale)
     matrices = random_layer_matrices(depth, dim, seed=seed)
@@ -246,14 +252,14 @@ def drift_table(depths=(10, 50, 200, 1000), scales=(0.01, 0.1, 1.0), *, dim=16, 
     I + s W drift from 1: for each depth L (rows) and branch scale s (columns), the
     range smallest to largest, plus the rule s = 1/sqrt(L), and plain layers W (s = 1)
     for comparison."""
-    if isinstance(depths, (str, bytes)) or not hasattr(depths, "__iter__"):
-        raise TypeError(f"depths must be a sequence of whole numbers, got {type(depths).__name__}")
-    if isinstance(scales, (str, bytes)) or not hasattr(scales, "__iter__"):
-        raise TypeError(f"scales must be a sequence of numbers, got {type(scales).__name__}")
-    depths = [check_int("depths", d, minimum=1, maximum=MAX_DEPTH) for d in depths]
-    scales = [check_float("scales", s, minimum=0.0) for s in scales]
-    if not depths or not scales:
-        raise ValueError("depths and scales must each contain at least one value")
+    depths = [check_int("depths", d, minimum=1, maximum=MAX_DEPTH)
+              for d in check_sequence("depths", depths, what="whole numbers")]
+    scales = [check_float("scales", s, minimum=0.0) for s in check_sequence("scales", scales, what="numbers")]
+    dim = check_int("dim", dim, minimum=1, maximum=512)
+    check_cost({"depths": sum(depths), "dim": dim},
+               lambda depths, dim: (16.0 * depths * dim * dim,
+                                    (len(scales) + 2) * 30.0 * depths * dim ** 3),
+               what="the products of every depth's Jacobians")
     header = ["layers", *(f"residual, s = {s:g}" for s in scales), "residual, s = 1/sqrt(L)", "plain, s = 1"]
     rows = []
     for depth in depths:
@@ -264,4 +270,4 @@ def drift_table(depths=(10, 50, 200, 1000), scales=(0.01, 0.1, 1.0), *, dim=16, 
                 layer_jacobians(matrices, scale=scale, residual=residual), depths=[depth])
             cells.append(f"{format_log10(smallest[0])} to {format_log10(largest[0])}")
         rows.append(cells)
-    return format_table(header, rows)
+    return text_table(header, rows)

@@ -16,7 +16,7 @@ from torch import nn
 
 from .mlp import MLP
 from .training import evaluate
-from .validation import check_int
+from .validation import check_choice, check_cost, check_int, check_module, check_sequence, check_tensor, invalid
 
 
 def path_length_counts(n_blocks: int) -> np.ndarray:
@@ -30,21 +30,16 @@ def path_length_counts(n_blocks: int) -> np.ndarray:
 
 
 def _check_mlp(model) -> MLP:
-    if not isinstance(model, MLP):
-        raise TypeError(f"model must be a utils.mlp.MLP (from make_mlp), got {type(model).__name__}")
-    return model
+    return check_module("model", model, MLP, what="a utils.mlp.MLP (from make_mlp)")
 
 
 def _check_indices(name: str, indices, count: int, what: str) -> list[int]:
-    if isinstance(indices, (str, bytes)) or not hasattr(indices, "__iter__"):
-        raise TypeError(f"{name} must be a list of {what} indices, got {type(indices).__name__}")
-    checked = [check_int(name, i) for i in indices]
+    checked = [check_int(name, i) for i in check_sequence(name, indices, what=f"{what} indices", allow_empty=True)]
     for i in checked:
         if not 0 <= i < count:
-            raise ValueError(f"{name} must hold {what} indices from 0 to {count - 1} (the model has {count} "
-                             f"{what}s), got {i}")
+            raise invalid(name, f"{what} indices from 0 to {count - 1} (the model has {count} {what}s)", i)
     if len(set(checked)) != len(checked):
-        raise ValueError(f"{name} must not repeat an index, got {checked}")
+        raise invalid(name, "indices without repeats", checked)
     return checked
 
 
@@ -93,14 +88,13 @@ def single_lesion_accuracies(model, x, y, *, unit: str = "block") -> np.ndarray:
     """Test accuracy after deleting each single block (``unit="block"``) or, for a plain
     net, each single hidden layer (``unit="layer"``): one number per deletion."""
     model = _check_mlp(model)
+    check_choice("unit", unit, ("block", "layer"))
     if unit == "block":
         count, delete = len(model.blocks), delete_blocks
-    elif unit == "layer":
+    else:
         if model.architecture != "plain":
             raise ValueError("unit='layer' needs a plain model; use unit='block' for a residual one")
         count, delete = sum(len(b.layers) for b in model.blocks), delete_layers
-    else:
-        raise ValueError(f"unit must be 'block' or 'layer', got {unit!r}")
     return np.array([evaluate(delete(model, [i]), x, y)[1] for i in range(count)])
 
 
@@ -110,6 +104,10 @@ def random_lesion_accuracies(model, x, y, k: int, *, draws: int = 10, seed: int 
     model = _check_mlp(model)
     k = check_int("k", k, minimum=0, maximum=len(model.blocks))
     draws = check_int("draws", draws, minimum=1)
+    weights = sum(p.numel() for p in model.parameters())
+    examples = len(check_tensor("x", x, ndim=2, shape_text="(n, features)"))
+    check_cost({"draws": draws}, lambda draws: (0.0, 2.0 * draws * weights * examples),
+               what=f"evaluating the {weights}-weight model on {examples} examples once per draw")
     rng = np.random.default_rng(check_int("seed", seed, minimum=0))
     chosen = [rng.choice(len(model.blocks), size=k, replace=False).tolist() for _ in range(draws)]
     return np.array([evaluate(delete_blocks(model, c), x, y)[1] for c in chosen])

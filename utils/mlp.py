@@ -16,9 +16,29 @@ import copy
 import torch
 from torch import nn
 
-from .validation import check_choice, check_int
+from .validation import check_choice, check_cost, check_int, check_module, invalid
 
 ARCHITECTURES = ("plain", "residual")
+
+
+def _check_size(architecture, depth, width, in_features, out_features, block_layers, *, minimum_depth=2) -> None:
+    """The checks of every constructor here: names, ranges, and memory and time for the weights."""
+    check_choice("architecture", architecture, ARCHITECTURES)
+    block_layers = check_int("block_layers", block_layers, minimum=1, maximum=8)
+    depth = check_int("depth", depth, minimum=minimum_depth)
+    if (depth - 2) % block_layers and minimum_depth == 2:
+        raise invalid("depth", f"2 (stem and head) plus a multiple of block_layers={block_layers}", depth,
+                      fix=f"try {depth - (depth - 2) % block_layers} or "
+                          f"{depth - (depth - 2) % block_layers + block_layers}")
+    sizes = {"depth": depth, "width": check_int("width", width, minimum=1),
+             "in_features": check_int("in_features", in_features, minimum=1),
+             "out_features": check_int("out_features", out_features, minimum=1)}
+
+    def cost(depth, width, in_features, out_features):
+        numbers = depth * width * (width + 4) + (in_features + out_features) * width
+        return 4.0 * numbers, 2.0 * numbers
+
+    check_cost(sizes, cost, what="the weights of every layer")
 
 
 def _layer(width: int) -> list[nn.Module]:
@@ -30,6 +50,7 @@ class PlainBlock(nn.Module):
 
     def __init__(self, width: int, block_layers: int = 2):
         super().__init__()
+        _check_size("plain", block_layers, width, 1, 1, block_layers, minimum_depth=1)
         self.layers = nn.ModuleList(nn.Sequential(*_layer(width)) for _ in range(block_layers))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -43,6 +64,7 @@ class ResidualBlock(nn.Module):
 
     def __init__(self, width: int, block_layers: int = 2):
         super().__init__()
+        _check_size("residual", block_layers, width, 1, 1, block_layers, minimum_depth=1)
         modules = [m for _ in range(block_layers) for m in _layer(width)]
         self.branch = nn.Sequential(*modules[:-1])
 
@@ -56,6 +78,7 @@ class MLP(nn.Module):
     def __init__(self, architecture: str, depth: int, width: int, in_features: int, out_features: int,
                  block_layers: int):
         super().__init__()
+        _check_size(architecture, depth, width, in_features, out_features, block_layers)
         self.architecture = architecture
         self.depth = depth
         block = ResidualBlock if architecture == "residual" else PlainBlock
@@ -82,16 +105,7 @@ def make_mlp(architecture: str, depth: int, *, width: int = 64, in_features: int
     float32 draws differ in their last bits between math kernels (AVX2 or scalar code),
     enough to change a deep plain net's exploding gradient by several per cent.
     """
-    architecture = check_choice("architecture", architecture, ARCHITECTURES)
-    block_layers = check_int("block_layers", block_layers, minimum=1, maximum=8)
-    depth = check_int("depth", depth, minimum=2)
-    if (depth - 2) % block_layers:
-        raise ValueError(f"depth must be 2 (stem and head) plus a multiple of block_layers={block_layers}, "
-                         f"got depth={depth}; try {depth - (depth - 2) % block_layers} or "
-                         f"{depth - (depth - 2) % block_layers + block_layers}")
-    width = check_int("width", width, minimum=1)
-    in_features = check_int("in_features", in_features, minimum=1)
-    out_features = check_int("out_features", out_features, minimum=1)
+    _check_size(architecture, depth, width, in_features, out_features, block_layers)
     if seed is not None:
         seed = check_int("seed", seed, minimum=0)
     if dtype is not None and dtype not in (torch.float32, torch.float64):
@@ -111,8 +125,7 @@ def make_mlp(architecture: str, depth: int, *, width: int = 64, in_features: int
 
 def weight_layers(model: MLP) -> int:
     """Count the weight (Linear) layers of ``model``: equals its ``depth``."""
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    check_module("model", model)
     return sum(isinstance(m, nn.Linear) for m in model.modules())
 
 

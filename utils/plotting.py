@@ -14,7 +14,7 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from .validation import check_float, check_int
+from .validation import check_axes, check_bool, check_callable, check_figure, check_float, check_int, check_text, invalid
 
 # Okabe-Ito palette (Okabe & Ito 2008), safe for the common colour-vision deficiencies.
 PLAIN_COLOR = "#D55E00"  # vermillion: every plain (no skip path) curve in the course
@@ -80,10 +80,8 @@ def reuse_axes(fig: Figure, build):
     so the redraw skips re-creating the axes and their ticks: a third of a redraw of
     notebook 03's two panels. The picture is the one a fresh figure gives (tested pixel
     for pixel), and ``LivePlot`` leaves such a figure uncleared between redraws."""
-    if not isinstance(fig, Figure):
-        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
-    if not callable(build):
-        raise TypeError(f"build must be a function build(fig) -> axes, got {type(build).__name__}")
+    check_figure("fig", fig)
+    check_callable("build", build, what="a function build(fig) -> axes")
     if reuses_axes(fig) and fig._course_reused_axes["build"] is build.__code__:
         kept = fig._course_reused_axes
         for ax in kept["all"]:
@@ -100,6 +98,7 @@ def reuse_axes(fig: Figure, build):
 
 def reuses_axes(fig: Figure) -> bool:
     """Whether ``fig``'s axes came from ``reuse_axes`` (a redraw then must not clear it)."""
+    check_figure("fig", fig)
     kept = getattr(fig, "_course_reused_axes", None)
     return kept is not None and fig.axes == kept["all"]
 
@@ -125,8 +124,7 @@ def use_fixed_margins(fig: Figure, *, left: float = 0.1, right: float = 0.97, bo
     """Switch ``fig`` from constrained layout to fixed margins (fractions of the figure):
     a widget's redraw then takes about half the time, since constrained layout measures
     every label once more before drawing."""
-    if not isinstance(fig, Figure):
-        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    check_figure("fig", fig)
     for name, value in (("left", left), ("right", right), ("bottom", bottom), ("top", top)):
         check_float(name, value, minimum=0.0, maximum=1.0)
     if not (left < right and bottom < top):
@@ -142,8 +140,7 @@ def legend_below(fig: Figure, *, ncols: int = 2, fontsize: float = 8.0, xlabel_i
     costs about half the width; one inside may hide a curve at some widget setting; below,
     the data keeps the whole width and nothing is covered. For fixed-margin figures
     (call use_fixed_margins first)."""
-    if not isinstance(fig, Figure):
-        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    check_figure("fig", fig)
     ncols = check_int("ncols", ncols, minimum=1, maximum=6)
     fontsize = check_float("fontsize", fontsize, minimum=4.0, maximum=30.0)
     xlabel_inches = check_float("xlabel_inches", xlabel_inches, minimum=0.0, maximum=3.0)
@@ -169,6 +166,8 @@ def tidy_log_yaxis(ax, *, max_ticks: int = 7, exponent_labels: bool = False) -> 
     Call it after the y limits are final."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, LogFormatter, NullLocator
 
+    check_axes("ax", ax)
+    check_bool("exponent_labels", exponent_labels)
     max_ticks = check_int("max_ticks", max_ticks, minimum=2, maximum=20)
     if ax.get_yscale() != "log":
         raise ValueError("ax must have a log y axis (ax.set_yscale('log')) before tidy_log_yaxis")
@@ -195,6 +194,7 @@ def tidy_log_yaxis(ax, *, max_ticks: int = 7, exponent_labels: bool = False) -> 
 def short_number(value: float, _position=None) -> str:
     """Tick label in plain text: 0.5, 2, 1.25, and 1e8 or 1e-6 outside 0.001-10000 (no
     mathtext, no '+', no leading zeros)."""
+    value = check_float("value", value)
     if value == 0 or 1e-3 <= abs(value) < 1e4:
         return f"{value:g}"
     mantissa, exponent = f"{value:.0e}".split("e")
@@ -210,6 +210,7 @@ def plain_log_ticks(ax, low: float | None = None, high: float | None = None) -> 
     may sit up to 1.5x outside it, and the limits widen to show every tick."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
 
+    check_axes("ax", ax)
     if ax.get_yscale() != "log":
         raise ValueError("ax must have a log y axis (ax.set_yscale('log')) before plain_log_ticks")
     if (low is None) != (high is None):
@@ -239,8 +240,7 @@ def plain_log_ticks(ax, low: float | None = None, high: float | None = None) -> 
 
 def figure_png(fig: Figure) -> bytes:
     """Render ``fig`` to PNG bytes (what the notebook stores and the browser shows)."""
-    if not isinstance(fig, Figure):
-        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    check_figure("fig", fig)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")
     return buffer.getvalue()
@@ -272,8 +272,7 @@ def figure_svg(fig: Figure) -> str:
     the stored PNGs, where the font is not installed too): a third faster than drawing each
     letter as a path, and half the bytes. Artists marked ``rasterized=True`` (thousands of
     points) come in as one picture at SVG_RASTER_DPI."""
-    if not isinstance(fig, Figure):
-        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    check_figure("fig", fig)
     buffer = io.StringIO()
     with matplotlib.rc_context({"svg.fonttype": "none"}):
         fig.savefig(buffer, format="svg", dpi=SVG_RASTER_DPI)
@@ -298,8 +297,13 @@ def log_safe(values, *, floor: float = LOG_FLOOR, ceiling: float = LOG_CEILING):
     floor = check_float("floor", floor, minimum=0.0)
     ceiling = check_float("ceiling", ceiling)
     if not floor < ceiling:
-        raise ValueError(f"floor must be below ceiling, got floor={floor}, ceiling={ceiling}")
-    array = np.abs(np.asarray(values, dtype=np.float64))
+        raise invalid("floor", f"below ceiling={ceiling}", floor)
+    if values is None or isinstance(values, (str, bytes)):
+        raise invalid("values", "numbers (an array or a list)", values, error=TypeError)
+    try:
+        array = np.abs(np.asarray(values, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise invalid("values", "numbers (an array or a list)", values, error=TypeError) from None
     with np.errstate(invalid="ignore"):
         underflow = array < floor
         overflow = array > ceiling  # inf counts as overflow
@@ -311,10 +315,13 @@ def plot_log_safe(ax, x, values, *, color: str, label: str, **line_kwargs) -> tu
     """Draw ``|values|`` against ``x`` on ``ax`` with a log y axis, marking clipped points:
     an open triangle down where the value underflowed, up where it overflowed. Returns
     the number of underflowed and overflowed points, so a caption can say so."""
+    check_axes("ax", ax)
+    check_text("color", color)
+    check_text("label", label)
     clipped, underflow, overflow = log_safe(values)
     x = np.asarray(x)
     if x.shape != clipped.shape:
-        raise ValueError(f"x and values must have the same shape, got {x.shape} and {clipped.shape}")
+        raise invalid("x", f"of the same shape as values {clipped.shape}", x)
     ax.plot(x, clipped, color=color, label=label, **line_kwargs)
     if underflow.any():
         ax.plot(x[underflow], clipped[underflow], "v", color=color, mfc="none", ms=7,
@@ -330,6 +337,7 @@ def render(draw, *, width: float = 7.0, height: float = 4.0, **params) -> None:
     """Draw one picture with ``draw(fig, **params)``, show it and print the text it
     returns: the static picture of a widget's default state. Returns None, so a notebook
     cell ending in it stores nothing extra (nbval ignores a trailing ``;``)."""
+    check_callable("draw", draw, what="a function draw(fig, **params) -> text")
     fig = empty_figure(width, height)
     text = draw(fig, **params)
     show(fig)

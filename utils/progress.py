@@ -8,7 +8,7 @@ import ipywidgets as widgets
 from IPython import get_ipython
 from IPython.display import display
 
-from .validation import check_int
+from .validation import check_int, check_text
 
 # A training loop may advance thousands of times; sending each step to the browser floods
 # the kernel's message channel (and has stalled test runs here). Ten updates a second look
@@ -25,9 +25,7 @@ class Progress:
 
     def __init__(self, total: int, description: str = ""):
         self.total = check_int("total", total, minimum=1)
-        if not isinstance(description, str):
-            raise TypeError(f"description must be a str, got {type(description).__name__}")
-        self.description = description
+        self.description = check_text("description", description)
         self.done = 0
         self.bar = widgets.IntProgress(value=0, min=0, max=self.total, description=description)
         self.label = widgets.Label(value=f"0/{self.total}")

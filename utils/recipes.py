@@ -26,7 +26,8 @@ import torch
 from torch import nn
 
 from .plotting import PALETTE, log_safe, plot_log_safe, reuse_axes, tidy_log_yaxis, use_fixed_margins
-from .validation import check_choice, check_int
+from .validation import (check_axes, check_choice, check_cost, check_figure, check_float, check_int, check_module,
+                         check_tensor, check_text, invalid)
 
 RECIPES = ("default", "scaled", "init-only", "rezero", "fixup")
 
@@ -45,8 +46,7 @@ def branches(depth: int) -> int:
     """The number L of residual branches in a ``depth``-layer MLP: (depth - 2) / 2."""
     depth = check_int("depth", depth, minimum=2)
     if depth % 2:
-        raise ValueError(f"depth must be even (a stem, two-layer blocks, a head), got depth={depth}; "
-                         f"try {depth - 1} or {depth + 1}")
+        raise invalid("depth", "even (a stem, two-layer blocks, a head)", depth, fix=f"try {depth - 1} or {depth + 1}")
     return (depth - 2) // 2
 
 
@@ -56,6 +56,11 @@ class NormFreeBlock(nn.Module):
 
     def __init__(self, width: int, *, multiplier: float = 1.0, gain: float | None = None):
         super().__init__()
+        width = check_int("width", width, minimum=1)
+        check_cost({"width": width}, lambda width: (8.0 * width * (width + 1), 2.0 * width * (width + 1)),
+                   what="the block's two weight matrices")
+        multiplier = check_float("multiplier", multiplier)
+        gain = None if gain is None else check_float("gain", gain)
         self.fc1 = nn.Linear(width, width)
         self.fc2 = nn.Linear(width, width)
         self.multiplier = multiplier
@@ -75,6 +80,11 @@ class DeepResidualMLP(nn.Module):
 
     def __init__(self, stem: nn.Linear, blocks: list[NormFreeBlock], head: nn.Linear, recipe: str):
         super().__init__()
+        check_module("stem", stem, nn.Linear, what="a torch.nn.Linear")
+        check_module("head", head, nn.Linear, what="a torch.nn.Linear")
+        if not isinstance(blocks, (list, tuple)) or not all(isinstance(b, NormFreeBlock) for b in blocks):
+            raise invalid("blocks", "a list of NormFreeBlock", blocks, error=TypeError)
+        recipe = check_choice("recipe", recipe, RECIPES)
         self.stem, self.blocks, self.head = stem, nn.ModuleList(blocks), head
         self.recipe = recipe
 
@@ -101,6 +111,13 @@ def build_deep_mlp(depth: int, recipe: str = "default", *, width: int = 64, in_f
     in_features = check_int("in_features", in_features, minimum=1)
     classes = check_int("classes", classes, minimum=2)
     seed = check_int("seed", seed, minimum=0)
+
+    def cost(depth, width, in_features, classes):
+        numbers = (depth - 2) * width * (width + 1) + (in_features + classes + 1) * width + classes
+        return 4.0 * numbers, 2.0 * numbers
+
+    check_cost({"depth": depth, "width": width, "in_features": in_features, "classes": classes}, cost,
+               what="the weights of every layer")
     generator = torch.Generator().manual_seed(seed)
     multiplier = 1 / math.sqrt(count) if recipe == "scaled" and count else 1.0
     gain = {"rezero": 0.0, "fixup": 1.0}.get(recipe)
@@ -133,11 +150,8 @@ def signal_at_init(model: DeepResidualMLP, x: torch.Tensor, *, seed: int = 0) ->
     zeroes the classifier (Fixup) still shows how the blocks pass gradients back.
     Overflowed values come back as inf (never NaN), ready for ``plotting.plot_log_safe``.
     """
-    if not isinstance(model, DeepResidualMLP):
-        raise TypeError(f"model must be a DeepResidualMLP from build_deep_mlp, got {type(model).__name__}")
-    if not isinstance(x, torch.Tensor) or x.ndim != 2 or x.shape[1] != model.stem.in_features:
-        raise ValueError(f"x must be a tensor of shape (n, {model.stem.in_features}), "
-                         f"got {tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}")
+    check_module("model", model, DeepResidualMLP, what="a DeepResidualMLP from build_deep_mlp")
+    check_tensor("x", x, ndim=2, last_dim=model.stem.in_features, shape_text=f"(n, {model.stem.in_features})")
     seed = check_int("seed", seed, minimum=0)
     states = model.stream(x)
     for state in states:
@@ -157,15 +171,29 @@ RECIPE_COLORS = {"default": PALETTE[6], "scaled": PALETTE[5], "init-only": PALET
                  "fixup": PALETTE[4]}
 
 
+def _losses(name: str, losses) -> np.ndarray:
+    """A run's losses as a float64 array: a non-empty list of numbers (the last may be NaN or inf)."""
+    if isinstance(losses, (str, bytes)) or not isinstance(losses, (list, tuple, np.ndarray)):
+        raise invalid(name, "a list of losses (numbers)", losses, error=TypeError)
+    try:
+        values = np.asarray(losses, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise invalid(name, "a list of losses (numbers)", losses, error=TypeError) from None
+    if values.ndim != 1 or values.size == 0:
+        raise invalid(name, "a non-empty list of numbers", values)
+    return values
+
+
 def plot_losses(ax, losses, *, color: str, label: str) -> str:
     """Draw a training-loss curve on a log axis. A run that ended in NaN or inf keeps its
     finite part, and its last step gets an open triangle at the top edge of the axes,
     annotated with what happened ("NaN at step 2"), instead of vanishing or being drawn at
     an invented value. Returns a short note: the last loss, or the step at which the run
     blew up."""
-    values = np.asarray(losses, dtype=np.float64)
-    if values.ndim != 1 or values.size == 0:
-        raise ValueError(f"losses must be a non-empty list of numbers, got shape {values.shape}")
+    check_axes("ax", ax)
+    check_text("color", color)
+    check_text("label", label)
+    values = _losses("losses", losses)
     steps = np.arange(1, values.size + 1)
     finite = np.isfinite(values)
     ax.plot(steps[finite], values[finite], color=color, label=label, marker="." if values.size < 20 else None)
@@ -190,8 +218,13 @@ def draw_losses(fig, histories: dict) -> str:
     spans the finite losses, so a diverged run cannot flatten the others. Returns which
     runs stayed finite and which did not: the coarse outcome that every CPU reproduces
     (a trained run's last loss, and the step at which a run overflows, are chaotic)."""
+    check_figure("fig", fig)
     if not isinstance(histories, dict) or not histories:
-        raise TypeError("histories must be a non-empty dict mapping a recipe name to its losses")
+        raise invalid("histories", "a non-empty dict mapping a recipe name to its losses", histories,
+                      error=TypeError)
+    for name, losses in histories.items():
+        check_text("histories' keys", name)
+        _losses(f"histories[{name!r}]", losses)
     everything, finite = fig.subplots(1, 2)
     for name, losses in histories.items():
         plot_losses(everything, losses, color=RECIPE_COLORS.get(name, PALETTE[5]), label=name)
@@ -246,12 +279,14 @@ def _signal(recipe: str, depth: int, x: torch.Tensor) -> tuple[np.ndarray, np.nd
     return _SIGNALS[key]
 
 
-def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x=None) -> str:
+def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x) -> str:
     """The widget picture: forward RMS of the stream and backward RMS of the gradient
     through every block of a fresh ``build_deep_mlp(depth, recipe)``, on log axes with
     overflow marked, for the inputs ``x``. Returns a one-line summary."""
-    if x is None:
-        raise TypeError("x must be the input batch, a tensor of shape (n, 64)")
+    check_figure("fig", fig)
+    check_choice("recipe", recipe, RECIPES)
+    branches(depth)
+    check_tensor("x", x, ndim=2, last_dim=64, shape_text="(n, 64), the input batch")
     forward, backward = _signal(recipe, depth, x)
     color = RECIPE_COLORS[recipe]
     index = np.arange(forward.size)

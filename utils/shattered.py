@@ -11,7 +11,8 @@ import torch
 from torch import nn
 
 from .mlp import make_mlp
-from .validation import check_array, check_float, check_int
+from .validation import (check_array, check_cost, check_figure, check_float, check_int, check_module, check_sequence,
+                         check_tensor, invalid)
 
 
 def lag1_autocorrelation(values) -> float:
@@ -19,11 +20,11 @@ def lag1_autocorrelation(values) -> float:
     mean): about 1 for a smooth curve, about 0 for white noise, -1 for alternating signs."""
     values = check_array("values", values, ndim=1)
     if len(values) < 3:
-        raise ValueError(f"values must hold at least 3 numbers, got {len(values)}")
+        raise invalid("values", "at least 3 numbers", values)
     centred = values - values.mean()
     energy = float(centred @ centred)
     if energy == 0.0:
-        raise ValueError("values must not be constant: a constant sequence has no autocorrelation")
+        raise invalid("values", "not constant (a constant sequence has no autocorrelation)", values)
     return float(centred[1:] @ centred[:-1] / energy)
 
 
@@ -31,8 +32,8 @@ def freeze_batch_statistics(model: nn.Module, x: torch.Tensor) -> nn.Module:
     """Set every BatchNorm layer's running mean and variance to the statistics of the
     batch ``x`` and switch ``model`` to eval mode. Then the network is a fixed function of
     each input on its own, so its input gradient is a well-defined curve."""
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    check_module("model", model)
+    check_tensor("x", x, ndim=2, shape_text="(n, features), a batch of inputs")
     norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
     saved = [m.momentum for m in norms]
     for m in norms:
@@ -55,7 +56,14 @@ def input_gradient_curve(architecture: str, depth: int, *, width: int = 200, n_i
     n_inputs = check_int("n_inputs", n_inputs, minimum=3)
     low, high = check_float("low", low), check_float("high", high)
     if not low < high:
-        raise ValueError(f"low must be below high, got low={low}, high={high}")
+        raise invalid("low", f"below high={high}", low)
+    depth = check_int("depth", depth, minimum=2)
+    width = check_int("width", width, minimum=1)
+    seed = check_int("seed", seed, minimum=0)
+    check_cost({"n_inputs": n_inputs, "depth": depth, "width": width},
+               lambda n_inputs, depth, width: (8.0 * depth * width * (width + 4 * min(n_inputs, 4096)),
+                                               4.0 * n_inputs * depth * width * width),
+               what="the weights, the activations and the input gradient")
     # float64: the gradient of a deep plain net grows by orders of magnitude, and in float32 its
     # rounding errors, which differ between CPUs and math libraries, would reach the printed digits.
     model = make_mlp(architecture, depth, width=width, in_features=1, out_features=1,
@@ -78,9 +86,7 @@ def input_gradient_curve(architecture: str, depth: int, *, width: int = 200, n_i
 def gradient_autocorrelation(architecture: str, depth: int, *, seeds=(0, 1, 2, 3, 4), **curve_options) -> float:
     """Mean over ``seeds`` of the lag-1 autocorrelation of ``input_gradient_curve``: one
     number per architecture and depth, averaged because a single network is noisy."""
-    seeds = list(seeds)
-    if not seeds:
-        raise ValueError("seeds must hold at least one seed")
+    seeds = check_sequence("seeds", seeds, what="seeds")
     return float(np.mean([lag1_autocorrelation(input_gradient_curve(architecture, depth, seed=s, **curve_options)[1])
                           for s in seeds]))
 
@@ -112,6 +118,7 @@ def draw_gradient_curves(fig, *, depth: int = 18, block_layers: int = 2, seed: i
     setting, and one panel with fixed margins and few ticks is drawn."""
     from .plotting import PLAIN_COLOR, RESIDUAL_COLOR, reuse_axes  # plotting sets the house style
 
+    check_figure("fig", fig)
     depth = check_int("depth", depth, minimum=2, maximum=200)  # 200 layers take about a second
     block_layers = check_int("block_layers", block_layers, minimum=1, maximum=2)
     seed = check_int("seed", seed, minimum=0)

@@ -11,7 +11,7 @@ from matplotlib.ticker import MaxNLocator
 
 from .plotting import (PLAIN_COLOR, RESIDUAL_COLOR, legend_below, log_safe, plot_log_safe, reuse_axes,
                        tidy_log_yaxis, use_fixed_margins)
-from .validation import check_float, check_int
+from .validation import check_figure, check_float, check_int, check_sequence, invalid
 
 MAX_DEPTH = 100_000
 FIGURE_SIZE = {"width": 9.0, "height": 5.0}  # the widget pictures: the legend sits under the plot
@@ -31,7 +31,7 @@ def slope_products(slope, depth) -> np.ndarray:
 def _real(value) -> float:
     """A real number that may be 0, inf or NaN (a product that under- or overflowed)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"value must be a real number, got {type(value).__name__} {value!r}")
+        raise invalid("value", "a real number", value, error=TypeError)
     return float(value)
 
 
@@ -46,16 +46,17 @@ def format_residual(value: float) -> str:
     return f"{value:.2f}" if 0.01 <= abs(value) < 1e4 else f"{value:.2g}"
 
 
-def format_table(header, rows) -> str:
+def text_table(header, rows) -> str:
     """Lay out ``rows`` (lists of strings) under ``header`` as a right-aligned text
     table: stable plain text that nbval can compare exactly."""
-    if not isinstance(header, (list, tuple)) or not all(isinstance(cell, str) for cell in header):
-        raise TypeError("header must be a list of strings")
-    for row in rows:
+    header = check_sequence("header", header, what="strings")
+    if not all(isinstance(cell, str) for cell in header):
+        raise invalid("header", "a list of strings", header, error=TypeError)
+    for row in check_sequence("rows", rows, what="rows (lists of strings)", allow_empty=True):
         if not isinstance(row, (list, tuple)) or not all(isinstance(cell, str) for cell in row):
-            raise TypeError("rows must be lists of strings")
+            raise invalid("rows", "lists of strings", row, error=TypeError)
         if len(row) != len(header):
-            raise ValueError(f"rows must have {len(header)} cells like the header, got {len(row)}")
+            raise invalid("rows", f"rows of {len(header)} cells like the header", row)
     widths = [max(len(line[i]) for line in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(cell.rjust(w) for cell, w in zip(line, widths)) for line in [header, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -65,11 +66,8 @@ def format_table(header, rows) -> str:
 def slope_table(depths=(1, 10, 20), *, plain_slope=0.5, edit=0.05) -> str:
     """The table of slope products at each depth in ``depths``: plain layers of slope
     ``plain_slope`` against residual blocks of slope 1 + ``edit`` and 1 - ``edit``."""
-    if isinstance(depths, (str, bytes)) or not hasattr(depths, "__iter__"):
-        raise TypeError(f"depths must be a sequence of whole numbers, got {type(depths).__name__}")
-    depths = [check_int("depths", d, minimum=1, maximum=MAX_DEPTH) for d in depths]
-    if not depths:
-        raise ValueError("depths must contain at least one depth, e.g. (1, 10, 20)")
+    depths = [check_int("depths", d, minimum=1, maximum=MAX_DEPTH)
+              for d in check_sequence("depths", depths, what="whole numbers, e.g. (1, 10, 20)")]
     plain_slope = check_float("plain_slope", plain_slope)
     edit = check_float("edit", edit, minimum=0.0)
     header = ["layers", f"plain, slope {plain_slope:g}", f"residual, 1 + {edit:g}", f"residual, 1 - {edit:g}"]
@@ -78,7 +76,7 @@ def slope_table(depths=(1, 10, 20), *, plain_slope=0.5, edit=0.05) -> str:
         rows.append([str(depth), format_plain(slope_products(plain_slope, depth)[-1]),
                      format_residual(slope_products(1 + edit, depth)[-1]),
                      format_residual(slope_products(1 - edit, depth)[-1])])
-    return format_table(header, rows)
+    return text_table(header, rows)
 
 
 def factor_from_one(value) -> str:
@@ -87,7 +85,7 @@ def factor_from_one(value) -> str:
     within a factor 2.8 of 1."""
     value = abs(_real(value))
     if value == 0 or not np.isfinite(value):
-        raise ValueError(f"value must be a finite non-zero number, got {value}")
+        raise invalid("value", "a finite non-zero number", value)
     factor = max(value, 1.0 / value)
     step = 10.0 ** (int(np.floor(np.log10(factor))) - 1)
     return f"{np.ceil(factor / step - 1e-9) * step:g}"
@@ -147,6 +145,7 @@ def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
     1 - ``edit`` to 1 + ``edit`` (blue). Under- and overflowed products are clipped to
     the plot's floor or ceiling and marked. Returns a one-paragraph summary. This is the
     function behind notebook 02's widget."""
+    check_figure("fig", fig)
     depth = check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
     plain_slope = check_float("plain_slope", plain_slope)
     edit = check_float("edit", edit, minimum=0.0)

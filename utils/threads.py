@@ -16,7 +16,7 @@ from .validation import check_int
 @contextmanager
 def threads(count: int = 1):
     """Within the ``with`` block torch uses ``count`` threads; the previous number is restored after."""
-    count = check_int("count", count, minimum=1)
+    count = check_int("count", count, minimum=1, maximum=256)  # more than any laptop has cores
     before = torch.get_num_threads()
     torch.set_num_threads(count)
     try:

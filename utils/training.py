@@ -13,28 +13,29 @@ import math
 import torch
 from torch import nn
 
-from .validation import check_float, check_int
+from .validation import check_cost, check_float, check_int, check_module, check_tensor, invalid
 
 
-def _as_data(x, y) -> tuple[torch.Tensor, torch.Tensor]:
-    """Check and convert inputs ``x`` (float, first axis = examples) and labels ``y`` (int, 1-D)."""
-    x = torch.as_tensor(x)
-    y = torch.as_tensor(y)
-    if not torch.is_floating_point(x) or x.ndim < 2:
-        raise ValueError(f"x must be a float tensor of shape (n, features), got dtype {x.dtype} and shape {tuple(x.shape)}")
-    if y.dtype != torch.int64 or y.ndim != 1:
-        raise ValueError(f"y must be an int64 tensor of class labels with shape (n,), got dtype {y.dtype} and shape {tuple(y.shape)}")
+def _as_data(model: nn.Module, x, y) -> tuple[torch.Tensor, torch.Tensor]:
+    """Check inputs ``x`` (float, shape (n, features) as ``model``'s first Linear layer
+    takes them) and labels ``y`` (int64, shape (n,))."""
+    check_tensor("x", x, ndim=2, shape_text="(n, features)")
+    check_tensor("y", y, ndim=1, floating=False, shape_text="(n,) of int64 class labels")
+    if y.dtype != torch.int64:
+        raise invalid("y", "an int64 tensor of class labels", y)
     if len(x) != len(y):
-        raise ValueError(f"x and y must hold the same number of examples, got {len(x)} and {len(y)}")
+        raise invalid("y", f"the same number of labels as x has examples ({len(x)})", y)
     if len(x) == 0:
-        raise ValueError("x must hold at least one example, got none")
+        raise invalid("x", "at least one example", x)
+    first = next((m for m in model.modules() if isinstance(m, nn.Linear)), None)
+    if first is not None and (x.shape[1] != first.in_features or x.dtype != first.weight.dtype):
+        raise invalid("x", f"a {first.weight.dtype} tensor with {first.in_features} features per example, "
+                      "as model's first layer takes", x)
     return x, y
 
 
 def _check_model(model) -> nn.Module:
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    return model
+    return check_module("model", model)
 
 
 @torch.no_grad()
@@ -67,16 +68,19 @@ def train(model, x, y, *, steps: int = 200, lr: float = 0.05, momentum: float = 
     steps left over when a run stops early, so a bar shared by several runs ends full.
     """
     model = _check_model(model)
-    x, y = _as_data(x, y)
+    x, y = _as_data(model, x, y)
     steps = check_int("steps", steps, minimum=1)
     lr = check_float("lr", lr, minimum=0.0)
     momentum = check_float("momentum", momentum, minimum=0.0, maximum=1.0)
     batch_size = check_int("batch_size", batch_size, minimum=1)
     seed = check_int("seed", seed, minimum=0)
     if batch_size > len(x):
-        raise ValueError(f"batch_size must be at most the number of examples ({len(x)}), got {batch_size}")
+        raise invalid("batch_size", f"at most the number of examples ({len(x)})", batch_size)
     if progress is not None and not hasattr(progress, "advance"):
-        raise TypeError(f"progress must be a utils.progress.Progress or None, got {type(progress).__name__}")
+        raise invalid("progress", "a utils.progress.Progress or None", progress, error=TypeError)
+    weights = sum(p.numel() for p in model.parameters())
+    check_cost({"steps": steps}, lambda steps: (0.0, 6.0 * steps * batch_size * weights),
+               what=f"a forward and backward pass per step ({weights} weights, batch_size={batch_size})")
 
     generator = torch.Generator().manual_seed(seed)
     parameters = [p for p in model.parameters() if p.requires_grad]
@@ -113,7 +117,7 @@ def evaluate(model, x, y) -> tuple[float, float]:
     eval mode (BatchNorm uses its running statistics) and without building a graph. The
     model's previous train/eval mode is restored afterwards."""
     model = _check_model(model)
-    x, y = _as_data(x, y)
+    x, y = _as_data(model, x, y)
     was_training = model.training
     model.eval()
     try:
@@ -132,10 +136,10 @@ def layer_gradient_norms(model, x, y) -> list[float]:
     glance whether gradients vanish or explode on their way back to the first layer.
     The model's gradients are cleared afterwards and its mode is restored."""
     model = _check_model(model)
-    x, y = _as_data(x, y)
     linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
     if not linears:
-        raise ValueError("model must contain at least one torch.nn.Linear layer")
+        raise invalid("model", "a network with at least one torch.nn.Linear layer", model)
+    x, y = _as_data(model, x, y)
     was_training = model.training
     model.train()
     model.zero_grad(set_to_none=True)

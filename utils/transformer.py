@@ -19,24 +19,28 @@ import torch
 from torch import nn
 
 from .blocks import NORM_POSITIONS, ResidualBlock
-from .validation import check_choice, check_int
+from .validation import (check_array, check_choice, check_cost, check_figure, check_int, check_tensor, check_text,
+                         invalid)
+
+
+def _block_numbers(d: int) -> int:
+    """Weights of one transformer block: attention 4d^2 + 4d, FFN 8d^2 + 5d, two LayerNorms."""
+    return 12 * d * d + 13 * d
 
 
 def _check_width_and_heads(d, heads) -> tuple[int, int]:
     d = check_int("d", d, minimum=1)
-    heads = check_int("heads", heads, minimum=1)
+    heads = check_int("heads", heads, minimum=1, maximum=d)
     if d % heads:
-        raise ValueError(f"heads must divide the width d={d} (each head gets d/heads numbers), got heads={heads}; "
-                         f"try one of {[h for h in range(1, d + 1) if d % h == 0][:8]}")
+        raise invalid("heads", f"a divisor of the width d={d} (each head gets d/heads numbers)", heads,
+                      fix=f"try one of {[h for h in range(1, min(d, 64) + 1) if d % h == 0][:8]}")
+    check_cost({"d": d}, lambda d: (4.0 * _block_numbers(d), float(_block_numbers(d))),
+               what="the weights of one transformer block")
     return d, heads
 
 
 def _check_stream(x, d: int) -> torch.Tensor:
-    if not isinstance(x, torch.Tensor) or not torch.is_floating_point(x):
-        raise TypeError(f"x must be a float torch.Tensor of shape (batch, tokens, {d}), got {type(x).__name__}")
-    if x.ndim != 3 or x.shape[-1] != d:
-        raise ValueError(f"x must have shape (batch, tokens, {d}), got {tuple(x.shape)}")
-    return x
+    return check_tensor("x", x, ndim=3, last_dim=d, shape_text=f"(batch, tokens, {d})")
 
 
 class SelfAttention(nn.Module):
@@ -62,6 +66,7 @@ class AttentionSublayer(nn.Module):
 
     def __init__(self, d: int, heads: int, norm: str = "pre"):
         super().__init__()
+        d, heads = _check_width_and_heads(d, heads)
         self.norm_position = check_choice("norm", norm, NORM_POSITIONS)
         self.norm = nn.LayerNorm(d)
         self.attention = SelfAttention(d, heads)
@@ -117,6 +122,10 @@ class TinyTransformer(nn.Module):
         norm = check_choice("norm", norm, NORM_POSITIONS)
         classes = check_int("classes", classes, minimum=2)
         seed = check_int("seed", seed, minimum=0)
+        check_cost({"depth": depth, "d": d, "classes": classes},
+                   lambda depth, d, classes: (4.0 * (depth * _block_numbers(d) + d * classes),
+                                              2.0 * (depth * _block_numbers(d) + d * classes)),
+                   what="the weights of every block")
         self.d, self.norm_position = d, norm
         with torch.random.fork_rng(devices=[]):  # the default init draws are overwritten below
             self.blocks = nn.ModuleList(TransformerBlock(d, heads, norm) for _ in range(depth))
@@ -148,7 +157,7 @@ def residual_stream(model: TinyTransformer, x: torch.Tensor) -> dict:
     root mean square over all numbers, i.e. a vector's norm divided by sqrt(d).
     """
     if not isinstance(model, TinyTransformer):
-        raise TypeError(f"model must be a TinyTransformer, got {type(model).__name__}")
+        raise invalid("model", "a TinyTransformer", model, error=TypeError)
     x = _check_stream(x, model.d)
     rms = lambda t: float(t.pow(2).mean().sqrt())
     out = {"sublayer": [], "stream": [], "write": [], "ratio": []}
@@ -179,9 +188,22 @@ def last_block_gradient(depth: int, norm: str, *, d: int = 64, heads: int = 4, t
     pre-LN. Computed in float64, so its printed digits do not depend on the CPU's float32
     kernels or the thread count.
     """
-    model = TinyTransformer(depth, d, heads, norm, seed=seed).double()
+    depth = check_int("depth", depth, minimum=1)
+    check_choice("norm", norm, NORM_POSITIONS)
+    d, heads = _check_width_and_heads(d, heads)
     tokens = check_int("tokens", tokens, minimum=1)
     samples = check_int("samples", samples, minimum=1)
+    seed = check_int("seed", seed, minimum=0)
+
+    def cost(depth, d, tokens, samples):  # weights; per block about 20 activations and the attention weights
+        weights = depth * _block_numbers(d)
+        activations = depth * samples * tokens * (20.0 * d + 2.0 * heads * tokens)
+        operations = 3.0 * samples * tokens * (weights + 2.0 * depth * tokens * d) + 2.0 * weights
+        return 8.0 * (2.0 * weights + activations), operations  # float64
+
+    check_cost({"depth": depth, "d": d, "tokens": tokens, "samples": samples}, cost,
+               what="the weights, the activations and the backward pass")
+    model = TinyTransformer(depth, d, heads, norm, seed=seed).double()
     generator = torch.Generator().manual_seed(seed + 1_000)
     x = torch.randn(samples, tokens, model.d, generator=generator).double()
     labels = torch.randint(model.readout.shape[1], (samples,), generator=generator)
@@ -203,12 +225,18 @@ def last_block_gradient(depth: int, norm: str, *, d: int = 64, heads: int = 4, t
     return float(per_sequence.mean())
 
 
+def _check_residual_stream(name: str, stream, keys=("stream", "write", "ratio", "final")) -> None:
+    """``stream`` must be what residual_stream returns (at least the entries ``keys``)."""
+    if not isinstance(stream, dict) or any(key not in stream for key in keys) or not isinstance(
+            stream["stream"], list):
+        raise invalid(name, "the dict returned by residual_stream(model, x)", stream, error=TypeError)
+
+
 def stream_growth(stream: dict) -> tuple[float, float]:
     """Fit the stream's variance (RMS squared) against the sublayer index with a straight
     line; return ``(slope, r_squared)``. For pre-LN each sublayer adds a write of about the
     same size, roughly independent of the stream, so the variance grows linearly."""
-    if not isinstance(stream, dict) or "stream" not in stream:
-        raise TypeError("stream must be the dict returned by residual_stream(model, x)")
+    _check_residual_stream("stream", stream, keys=("stream", "final"))
     variance = np.array(stream["stream"] + [stream["final"]]) ** 2
     index = np.arange(len(variance))
     slope, intercept = np.polyfit(index, variance, 1)
@@ -225,10 +253,13 @@ def draw_stream(fig, streams: dict, *, title: str | None = None) -> str:
     from .diagrams import BRANCH_COLOR
     from .plotting import RESIDUAL_COLOR, plain_log_ticks
 
+    check_figure("fig", fig)
     if not isinstance(streams, dict) or not streams:
-        raise TypeError("streams must be a non-empty dict mapping a label to residual_stream(...) output")
-    if title is not None and not isinstance(title, str):
-        raise TypeError(f"title must be a string or None, got {type(title).__name__}")
+        raise invalid("streams", "a non-empty dict mapping a label to residual_stream(...) output", streams,
+                      error=TypeError)
+    for label, stream in streams.items():
+        _check_residual_stream(f"streams[{label!r}]", stream)
+    check_text("title", title, allow_none=True)
     axes = np.atleast_1d(fig.subplots(1, len(streams), sharey=True))
     lines, values = [], []
     for ax, (label, stream) in zip(axes, streams.items()):
@@ -256,10 +287,14 @@ def draw_gradient_vs_depth(fig, depths, post, pre) -> str:
     pre-LN (falling), with a 1/sqrt(L) line through pre-LN's first point."""
     from .plotting import PALETTE
 
-    depths = np.asarray(depths, dtype=float)
-    post, pre = np.asarray(post, dtype=float), np.asarray(pre, dtype=float)
-    if not depths.shape == post.shape == pre.shape or depths.ndim != 1:
-        raise ValueError(f"depths, post and pre must be 1-D of one length, got {depths.shape}, {post.shape}, {pre.shape}")
+    check_figure("fig", fig)
+    depths = check_array("depths", depths, ndim=1)
+    if len(depths) == 0 or depths.min() < 1:
+        raise invalid("depths", "a non-empty list of depths of at least 1", depths)
+    post, pre = (check_array(name, values, shape=depths.shape) for name, values in (("post", post), ("pre", pre)))
+    for name, values in (("post", post), ("pre", pre)):
+        if values.min() <= 0:
+            raise invalid(name, "positive gradient norms (the axes are logarithmic)", values)
     ax = fig.subplots()
     ax.plot(depths, post, color=PALETTE[3], marker="o", label="post-LN")
     ax.plot(depths, pre, color=PALETTE[0], marker="o", label="pre-LN")
@@ -282,8 +317,8 @@ def draw_variance(fig, stream: dict, slope: float) -> str:
     point: the picture of "variances add". Returns a one-line summary."""
     from .plotting import RESIDUAL_COLOR
 
-    if not isinstance(stream, dict) or "stream" not in stream:
-        raise TypeError("stream must be the dict returned by residual_stream(model, x)")
+    check_figure("fig", fig)
+    _check_residual_stream("stream", stream, keys=("stream", "final"))
     if not isinstance(slope, (int, float)) or not math.isfinite(slope):
         raise TypeError(f"slope must be a finite number, got {slope!r}")
     variance = np.square(np.array(stream["stream"] + [stream["final"]]))

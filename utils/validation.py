@@ -1,45 +1,188 @@
 """Input checks shared by every module, so bad input fails early with a message that
-names the parameter and says how to fix it, instead of deep inside NumPy or torch."""
+names the parameter and says how to fix it, instead of deep inside NumPy or torch.
+
+Every message reads the same way, ``<name> must be <requirement>, got <what it got>``,
+because every check raises through ``invalid``. A call whose sizes would need more memory
+or time than a laptop has is refused by ``check_cost`` before anything is allocated, with
+what it would need and the largest value the course accepts.
+"""
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable
+import sys
+from collections.abc import Callable, Iterable
 
 import numpy as np
+
+# What one call may use. Binder gives a whole notebook 2 GB; half of it is left for Python,
+# torch and the notebook's other variables. A laptop core does about a billion simple
+# operations (a multiply-add, a random draw) a second; five minutes of that is far more
+# than any cell of the course needs (the deepest one, 1000 blocks of width 128, needs
+# about 1e10) and far less than a typo like depth=10**9 would.
+MAX_BYTES = 1e9
+OPERATIONS_PER_SECOND = 1e9
+MAX_OPERATIONS = 300 * OPERATIONS_PER_SECOND
+
+_NOTHING = object()
+
+
+def describe(value) -> str:
+    """A short description of ``value`` for an error message: the value itself for
+    numbers, strings and None; the shape (and dtype) for arrays and tensors; else the type."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
+        return f"a {str(value.dtype).removeprefix('torch.')} tensor of shape {tuple(value.shape)}"
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape}"
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, (bool, numbers.Number)):
+        return repr(value)
+    if isinstance(value, (str, bytes)):
+        text = repr(value)
+        return text if len(text) <= 40 else text[:37] + "..."
+    if isinstance(value, (list, tuple, dict, set, range)):
+        text = repr(value)
+        return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+    if callable(value) and hasattr(value, "__name__"):
+        return f"the function {value.__name__}"
+    return f"a {type(value).__name__}"
+
+
+def invalid(name: str, requirement: str, value=_NOTHING, *, fix: str | None = None,
+            error: type[Exception] = ValueError) -> Exception:
+    """The exception for a bad argument, worded the one way the course words them:
+    ``<name> must be <requirement>, got <value>[; <fix>]``. Raise what it returns:
+    ``raise invalid("depth", "at least 1", depth)``; ``error=TypeError`` for a wrong type."""
+    message = f"{name} must be {requirement}"
+    if value is not _NOTHING:
+        message += f", got {describe(value)}"
+    if fix:
+        message += f"; {fix}"
+    return error(message)
 
 
 def check_int(name: str, value, *, minimum: int | None = None, maximum: int | None = None) -> int:
     """Return ``value`` as an int, or raise if it is not a whole number in range."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be a whole number (int), got {type(value).__name__} {value!r}")
+        raise invalid(name, "a whole number (int)", value, error=TypeError)
     value = int(value)
     if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+        raise invalid(name, f"at least {minimum}", value)
     if maximum is not None and value > maximum:
-        raise ValueError(f"{name} must be at most {maximum}, got {value}")
+        raise invalid(name, f"at most {maximum}", value)
     return value
 
 
 def check_float(name: str, value, *, minimum: float | None = None, maximum: float | None = None) -> float:
     """Return ``value`` as a finite float, or raise if it is not a real number in range."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+        raise invalid(name, "a real number", value, error=TypeError)
     value = float(value)
     if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value}")
+        raise invalid(name, "finite", value)
     if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+        raise invalid(name, f"at least {minimum}", value)
     if maximum is not None and value > maximum:
-        raise ValueError(f"{name} must be at most {maximum}, got {value}")
+        raise invalid(name, f"at most {maximum}", value)
+    return value
+
+
+def check_bool(name: str, value) -> bool:
+    """Return ``value`` if it is True or False (not 1, not "yes"), else raise."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise invalid(name, "True or False", value, error=TypeError)
+    return bool(value)
+
+
+def check_text(name: str, value, *, allow_none: bool = False) -> str | None:
+    """Return ``value`` if it is a str (or None when ``allow_none``), else raise."""
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, str):
+        raise invalid(name, "a str" + (" or None" if allow_none else ""), value, error=TypeError)
     return value
 
 
 def check_choice(name: str, value, choices: Iterable):
     """Return ``value`` if it is one of ``choices``, else raise listing the valid ones."""
     choices = tuple(choices)
-    if value not in choices:
-        listed = ", ".join(repr(c) for c in choices)
-        raise ValueError(f"{name} must be one of {listed}; got {value!r}")
+    if not any(_same(value, choice) for choice in choices):
+        raise invalid(name, "one of " + ", ".join(repr(c) for c in choices), value)
+    return value
+
+
+def _same(value, choice) -> bool:
+    """value == choice, where True is not 1 and an array is equal to nothing."""
+    try:
+        return bool(value == choice) and isinstance(value, bool) == isinstance(choice, bool)
+    except (TypeError, ValueError):
+        return False
+
+
+def check_sequence(name: str, value, *, what: str = "values", allow_empty: bool = False) -> list:
+    """Return ``value`` as a list if it is a sequence (list, tuple, range or 1-D array),
+    not a string, a set or a single number; ``what`` names its items in the message."""
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        value = value.tolist()
+    if not isinstance(value, (list, tuple, range)):
+        raise invalid(name, f"a list or tuple of {what}", value, error=TypeError)
+    if not value and not allow_empty:
+        raise invalid(name, f"a non-empty list of {what}", value)
+    return list(value)
+
+
+def check_callable(name: str, value, *, what: str = "a function") -> Callable:
+    """Return ``value`` if it can be called, else raise; ``what`` says which function is wanted."""
+    if not callable(value):
+        raise invalid(name, what, value, error=TypeError)
+    return value
+
+
+def check_tensor(name: str, value, *, ndim: int | None = None, last_dim: int | None = None,
+                 floating: bool = True, shape_text: str | None = None):
+    """Return ``value`` if it is a torch.Tensor of rank ``ndim`` whose last dimension is
+    ``last_dim`` (each when given), of a floating-point dtype when ``floating``; else
+    raise. ``shape_text`` (e.g. "(batch, tokens, 64)") says the shape wanted."""
+    torch = sys.modules.get("torch")  # a tensor exists only once torch is imported
+    shape = shape_text or " and ".join(part for part in (
+        f"{ndim} dimension(s)" if ndim is not None else "",
+        f"last dimension {last_dim}" if last_dim is not None else "") if part)
+    wanted = "a torch.Tensor" + (f" of shape {shape}" if shape_text else f" with {shape}" if shape else "")
+    if torch is None or not isinstance(value, torch.Tensor):
+        raise invalid(name, wanted, value, error=TypeError)
+    if floating and not torch.is_floating_point(value):
+        raise invalid(name, "a floating-point torch.Tensor", value, error=TypeError, fix="convert it with .float()")
+    if (ndim is not None and value.ndim != ndim) or (
+            last_dim is not None and (value.ndim == 0 or value.shape[-1] != last_dim)):
+        raise invalid(name, wanted, value)
+    return value
+
+
+def check_module(name: str, value, kind: type | None = None, *, what: str | None = None):
+    """Return ``value`` if it is a torch.nn.Module (an instance of ``kind`` when given),
+    else raise; ``what`` says where such a module comes from (e.g. "a utils.mlp.MLP")."""
+    torch = sys.modules.get("torch")
+    kind = kind if kind is not None else (torch.nn.Module if torch is not None else None)
+    if kind is None or not isinstance(value, kind):
+        raise invalid(name, what or "a torch.nn.Module", value, error=TypeError)
+    return value
+
+
+def check_figure(name: str, value):
+    """Return ``value`` if it is a matplotlib Figure (what every draw function draws on)."""
+    figure = sys.modules.get("matplotlib.figure")  # a Figure exists only once matplotlib is imported
+    if figure is None or not isinstance(value, figure.Figure):
+        raise invalid(name, "a matplotlib Figure", value, error=TypeError,
+                      fix="make one with matplotlib.figure.Figure() or utils.plotting.new_figure()")
+    return value
+
+
+def check_axes(name: str, value):
+    """Return ``value`` if it is a matplotlib Axes (e.g. ``fig.subplots()``)."""
+    axes = sys.modules.get("matplotlib.axes")
+    if axes is None or not isinstance(value, axes.Axes):
+        raise invalid(name, "a matplotlib Axes", value, error=TypeError, fix="make one with fig.subplots()")
     return value
 
 
@@ -48,16 +191,82 @@ def check_array(name: str, value, *, ndim: int | None = None, shape: tuple | Non
 
     ``shape`` may contain ``None`` for a free dimension, e.g. ``(None, 2)``.
     """
+    if value is None or isinstance(value, (str, bytes)):
+        raise invalid(name, "an array of numbers", value, error=TypeError)
     try:
         array = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be an array of numbers, got {type(value).__name__}: {exc}") from None
+        raise invalid(name, "an array of numbers", value, error=TypeError, fix=str(exc)) from None
     if ndim is not None and array.ndim != ndim:
-        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {array.shape}")
+        raise invalid(name, f"an array with {ndim} dimension(s)", array)
     if shape is not None:
         if array.ndim != len(shape) or any(want is not None and got != want for got, want in zip(array.shape, shape)):
-            wanted = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
-            raise ValueError(f"{name} must have shape {wanted}, got {array.shape}")
+            wanted = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+            raise invalid(name, f"an array of shape {wanted}", array)
     if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} contains NaN or infinity; pass finite numbers")
+        raise invalid(name, "finite (it contains NaN or infinity)", fix="pass finite numbers")
     return array
+
+
+def _format_bytes(count: float) -> str:
+    for unit in ("bytes", "kB", "MB", "GB", "TB", "PB", "EB"):
+        if count < 1000 or unit == "EB":
+            return f"{count:.3g} {unit}" if count < 1e21 else f"{count:.1e} bytes"
+        count /= 1000
+    raise AssertionError("unreachable")
+
+
+def _format_seconds(seconds: float) -> str:
+    for unit, length in (("years", 3.15e7), ("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= length:
+            return f"{seconds / length:.3g} {unit}"
+    return f"{seconds:.3g} seconds"
+
+
+def _largest_fitting(fits: Callable[[int], bool], value: int) -> int:
+    """The largest n in [1, value] with fits(n), assuming the cost grows with n (0 if none)."""
+    if not fits(1):
+        return 0
+    low, high = 1, value  # fits(low) holds, fits(high) does not
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    return low
+
+
+def check_cost(sizes: dict, cost: Callable[..., tuple[float, float]], *, what: str) -> None:
+    """Refuse, before anything is allocated, a call too big for a laptop.
+
+    ``sizes`` maps each size parameter to its (already checked, positive) value, and
+    ``cost(**sizes)`` returns ``(bytes, operations)``: the memory and the number of simple
+    operations the call would need. Above ``MAX_BYTES`` or ``MAX_OPERATIONS`` this raises a
+    ValueError that names the parameter furthest beyond what fits, says what the call
+    would need (``what`` says for what, e.g. "the weights of every block") and gives the
+    largest value of that parameter the course accepts with the others unchanged."""
+    def fits(**changed) -> bool:
+        nbytes, operations = cost(**{**sizes, **changed})
+        return nbytes <= MAX_BYTES and operations <= MAX_OPERATIONS
+
+    if fits():
+        return
+    # Blame the size furthest beyond what fits; one that cannot fit at all whatever its
+    # value (another size is too big) only when no size can be fixed on its own.
+    blame, largest, worst = None, 0, -1.0
+    for name, value in sizes.items():
+        if value < 1:
+            continue  # a size of 0 is never the one too big
+        fitting = _largest_fitting(lambda n, name=name: fits(**{name: n}), value)
+        excess = value / fitting if fitting else 0.0
+        if excess > worst:
+            blame, largest, worst = name, fitting, excess
+    nbytes, operations = cost(**sizes)
+    need = (f"about {_format_bytes(nbytes)} of memory" if nbytes > MAX_BYTES else
+            f"about {operations:.2g} operations (some {_format_seconds(operations / OPERATIONS_PER_SECOND)} "
+            f"on a laptop core)")
+    others = ", ".join(f"{name}={value}" for name, value in sizes.items() if name != blame)
+    given = f"{blame}={sizes[blame]}" + (f" with {others}" if others else "")
+    accepted = (f"this course's functions accept {blame} up to {largest}" + (f" with {others}" if others else "")
+                if largest else f"no {blame} fits with {others}: make those smaller")
+    raise ValueError(f"{given} would need {need} for {what}; {accepted} (one call may use "
+                     f"{_format_bytes(MAX_BYTES)} and about {_format_seconds(MAX_OPERATIONS / OPERATIONS_PER_SECOND)} "
+                     f"of a laptop core)")

@@ -14,6 +14,7 @@ import ipywidgets as widgets
 from IPython.display import display
 
 from . import plotting
+from .validation import check_callable, check_float, invalid
 
 BUSY = "⏳ computing…"
 
@@ -35,13 +36,14 @@ class LivePlot:
     instances: "weakref.WeakSet[LivePlot]" = weakref.WeakSet()
 
     def __init__(self, draw, controls: dict, *, width: float = 7.0, height: float = 4.0):
-        if not callable(draw):
-            raise TypeError(f"draw must be a function draw(fig, **values), got {type(draw).__name__}")
+        check_callable("draw", draw, what="a function draw(fig, **values)")
         if not isinstance(controls, dict) or not controls:
-            raise TypeError("controls must be a non-empty dict mapping draw's keywords to widgets")
+            raise invalid("controls", "a non-empty dict mapping draw's keywords to widgets", controls, error=TypeError)
         for name, control in controls.items():
             if not isinstance(control, widgets.ValueWidget):
-                raise TypeError(f"controls[{name!r}] must be an ipywidgets value widget, got {type(control).__name__}")
+                raise invalid(f"controls[{name!r}]", "an ipywidgets value widget", control, error=TypeError)
+        width = check_float("width", width, minimum=1, maximum=30)
+        height = check_float("height", height, minimum=1, maximum=30)
         self.draw = draw
         self.controls = controls
         self.figure = plotting.empty_figure(width, height)

@@ -1,0 +1,423 @@
+"""The one place that says what the property test of the public API (test_api_contract.py)
+may call and what it must accept.
+
+The test walks every module of ``utils`` and calls every public function and class
+constructor, one parameter at a time, with a bad value of each kind in ``KINDS`` while the
+other parameters take the valid example values below (or their defaults). Each such call
+must raise a ValueError or TypeError that names the parameter, quickly. A new function is
+covered as soon as it exists; if it has a parameter without a default, the test asks for
+an entry in ``VALID``.
+
+A value that a function rightly accepts goes into ``ACCEPTS`` (or ``ACCEPTS_BY_NAME`` for
+a parameter name that means the same everywhere), with the reason. A parameter whose
+default is None accepts None without saying so. The test then checks that such a value
+really works.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import signal
+import time
+from contextlib import contextmanager
+
+import numpy as np
+
+# The kinds of bad value, each with the value tried every time (the test's Hypothesis
+# strategies in test_api_contract.py draw further values of each kind).
+KINDS = {
+    "none": None,
+    "string": "30",
+    "negative": -1,
+    "zero": 0,
+    "nan": float("nan"),
+    "inf": float("inf"),
+    "array3d": np.ones((2, 3, 4)),
+    "huge": 10**9,
+    "object": object(),
+}
+
+# Seconds one call may take, a valid one included (the valid examples are small).
+TIME_LIMIT = 10.0
+
+# Modules the walk leaves out, and why.
+EXEMPT_MODULES = {
+    # The checks themselves: their ``value`` takes anything by design, and ``name`` is the
+    # caller's own text. tests/test_validation.py tests them one by one.
+    "utils.validation": "tested in tests/test_validation.py",
+    # Exercise checkers and their machinery take a learner's answer, anything at all, and
+    # answer with a Feedback instead of raising: the test checks every Exercise object.
+    "utils.exercises": "checked through its Exercise objects",
+    # Imports only the standard library and packaging, so it can still report a broken
+    # install; it cannot use utils.validation (NumPy). Not yet walked: a follow-up.
+    "utils.environment": "stands alone without NumPy; its checks are in tests/test_environment.py",
+}
+
+# Classes the walk leaves out, and why.
+EXEMPT_CALLABLES = {
+    # A NamedTuple of results that forward() fills in; nothing is computed from its fields.
+    "utils.numpy_block.BlockSteps": "a record of forward()'s results",
+}
+
+# Parameters that mean the same in every function.
+ACCEPTS_BY_NAME = {
+    "seed": "zero huge",  # any non-negative whole number seeds a generator
+    "title": "string",
+    "label": "string",
+    "description": "string",
+}
+
+# function -> parameter -> the kinds it rightly accepts (space-separated), with the reason.
+ACCEPTS = {
+    "utils.blocks.block_numbers": {"d": "huge"},  # a formula, nothing is allocated
+    "utils.blocks.check_scale": {"scale": "negative zero huge"},  # any finite branch scale
+    "utils.blocks.ResidualBlock": {"scale": "negative zero huge"},
+    "utils.blocks.make_block": {"scale": "negative zero huge"},
+    "utils.blocks.make_stack": {"scale": "negative zero huge"},
+    "utils.blocks.demo_block": {"scale": "negative zero huge"},
+    "utils.gradient_flow.describe": {"scale": "negative zero huge"},
+    "utils.gradient_flow.streamed_profile": {"scale": "negative zero huge",
+                                             "shortcut": "zero huge", "nudge": "zero"},  # skip path off; no nudge
+    "utils.gradient_flow.draw_layer_profiles": {"loss": "string"},  # the loss's name on the axis
+    "utils.transformer.draw_variance": {"slope": "negative zero huge"},  # any fitted slope
+    "utils.gradient_flow.depth_sweep": {"scale": "negative zero huge"},
+    "utils.gradient_flow.widget_profile": {"scale": "negative zero huge"},
+    "utils.gradient_flow.summary_text": {"scale": "negative zero huge"},
+    "utils.gradient_flow.draw_gradient_flow": {"scale": "negative zero huge"},
+    "utils.blocks.draw_block": {"scale": "negative zero huge"},
+    "utils.jacobians.layer_jacobians": {"scale": "negative zero huge"},
+    "utils.jacobians.draw_jacobian_products": {"scale": "negative zero huge"},
+    "utils.jacobians.format_log10": {"log10_value": "negative zero huge"},  # 10**-1, 1, 10**1e9 print fine
+    "utils.slopes.slope_products": {"slope": "negative zero huge"},  # vanishing and exploding products are the lesson
+    "utils.slopes.slope_table": {"plain_slope": "negative zero huge", "edit": "zero huge"},
+    "utils.slopes.draw_slope_products": {"plain_slope": "negative zero huge", "edit": "zero huge"},
+    "utils.slopes.make_panel": {"plain_slope": "zero", "edit": "zero"},  # the sliders' left ends
+    "utils.slopes.format_plain": {"value": "negative zero nan inf huge"},  # products that under- or overflowed
+    "utils.slopes.format_residual": {"value": "negative zero nan inf huge"},
+    "utils.slopes.factor_from_one": {"value": "negative huge"},  # |value| is used
+    "utils.slopes.plotted_depths": {"points": "huge"},  # more points than depths: every depth is drawn
+    "utils.recipes.deepnorm_constants": {"layers": "huge"},  # a formula, nothing is allocated
+    "utils.recipes.NormFreeBlock": {"multiplier": "negative zero huge", "gain": "negative zero huge"},
+    "utils.plotting.log_safe": {"values": "negative zero nan inf huge array3d", "floor": "zero huge",
+                                "ceiling": "huge"},  # any magnitudes; any clipping range
+    "utils.plotting.use_fixed_margins": {"left": "zero", "bottom": "zero"},  # no margin
+    "utils.plotting.short_number": {"value": "negative zero huge"},  # any tick value
+    "utils.plotting.legend_below": {"xlabel_inches": "zero"},  # no x label under the axes
+    "utils.shattered.input_gradient_curve": {"low": "negative zero", "high": "negative zero huge"},
+    "utils.blocks.make_block_panel": {"scale": "zero"},  # the slider's left end
+    "utils.data.DigitsSplit": {"n_classes": "huge"},  # a count of labels, nothing is allocated
+    "utils.jacobians.power_of_ten": {"log10_values": "negative zero huge array3d"},
+    "utils.lesion.path_length_counts": {"n_blocks": "zero"},  # no block: one path, the skip
+    "utils.lesion.random_lesion_accuracies": {"k": "zero"},  # delete nothing: the intact accuracy
+    "utils.numpy_block.relu": {"z": "negative zero huge array3d"},  # entry by entry, any shape
+    "utils.progress.Progress": {"total": "huge"},  # a counter, nothing is allocated
+    "utils.recipes.branches": {"depth": "huge"},  # a formula
+    "utils.training.train": {"lr": "zero huge", "momentum": "zero"},  # a diverging run is a result to show
+}
+
+
+# ----- valid example arguments ------------------------------------------------------------
+
+def _figure():
+    from matplotlib.figure import Figure
+
+    return Figure()
+
+
+def _axes():
+    return _figure().subplots()
+
+
+def _log_axes():
+    ax = _axes()
+    ax.plot([1, 2], [1e-3, 1e3])
+    ax.set_yscale("log")
+    return ax
+
+
+def _mlp(architecture="residual"):
+    from utils.mlp import make_mlp
+
+    return make_mlp(architecture, 6, width=8, in_features=4, out_features=3, seed=0)
+
+
+def _data(n: int = 12, features: int = 4):
+    import torch
+
+    x = torch.randn(n, features, generator=torch.Generator().manual_seed(0))
+    return x, torch.arange(n) % 3
+
+
+def _stack():
+    from utils.blocks import make_stack
+
+    return make_stack(2, 8)
+
+
+def _tokens(d: int = 8):
+    import torch
+
+    return torch.randn(3, d, generator=torch.Generator().manual_seed(0))
+
+
+def _profile():
+    from utils.gradient_flow import LayerProfile
+
+    return LayerProfile(np.array([2.0, 1.5, 1.0]), np.zeros(3), np.ones(3))
+
+
+def _published():
+    from utils.gradient_flow import REFERENCE_TABLE
+
+    return REFERENCE_TABLE
+
+
+def _transformer():
+    from utils.transformer import TinyTransformer
+
+    return TinyTransformer(2, d=8, heads=2)
+
+
+def _stream_input():
+    import torch
+
+    return torch.randn(1, 3, 8, generator=torch.Generator().manual_seed(0))
+
+
+def _stream():
+    from utils.transformer import residual_stream
+
+    return residual_stream(_transformer(), _stream_input())
+
+
+def _deep_mlp():
+    from utils.recipes import build_deep_mlp
+
+    return build_deep_mlp(6, width=8, in_features=4)
+
+
+def _digits_split():
+    import torch
+
+    x, y = _data(8, 64)
+    return dict(x_train=x, y_train=y, x_test=x, y_test=y)
+
+
+def _controls():
+    import ipywidgets as widgets
+
+    return {"depth": widgets.IntSlider(value=2, min=1, max=4)}
+
+
+def _draw(fig, depth=2):
+    fig.subplots().plot(range(depth))
+    return f"depth {depth}"
+
+
+def _deep_mlp_parts():
+    model = _deep_mlp()
+    return dict(stem=model.stem, blocks=list(model.blocks), head=model.head, recipe="default")
+
+
+# Each entry returns fresh keyword arguments (figures and models are changed by a call).
+# Parameters not listed take their defaults.
+VALID = {
+    "utils.blocks.check_scale": lambda: dict(scale=1.0),
+    "utils.blocks.block_numbers": lambda: dict(d=8),
+    "utils.blocks.ResidualBlock": lambda: dict(d=8),
+    "utils.blocks.PlainBlock": lambda: dict(d=8),
+    "utils.blocks.ReZeroBlock": lambda: dict(d=8),
+    "utils.blocks.draw_std_through_stack": lambda: dict(fig=_figure(), stds={"plain": [1.0, 0.5], "pre": [1.0, 2.0]}),
+    "utils.blocks.make_block": lambda: dict(d=8),
+    "utils.blocks.make_stack": lambda: dict(depth=2, d=8),
+    "utils.blocks.output_stats": lambda: dict(block=_stack()[0], x=_tokens()),
+    "utils.blocks.draw_block": lambda: dict(fig=_figure()),
+    "utils.data.DigitsSplit": _digits_split,
+    "utils.diagrams.draw_residual_block": lambda: dict(target=_figure()),
+    "utils.diagrams.draw_block_arrows": lambda: dict(target=_figure(), x=[1.0, 0.5], branch=[0.2, 0.3]),
+    "utils.diagrams.draw_transformer_block": lambda: dict(target=_figure()),
+    "utils.gradient_flow.output_metrics": lambda: dict(stack=_stack(), x=_tokens()),
+    "utils.gradient_flow.format_table": lambda: dict(results=_published()),
+    "utils.gradient_flow.LayerProfile": lambda: dict(grad_norm=np.array([2.0, 1.0]), act_mean=np.zeros(2),
+                                                     act_std=np.ones(2)),
+    "utils.gradient_flow.profile_stack": lambda: dict(stack=_stack(), x=_tokens()),
+    "utils.gradient_flow.WeightStream": lambda: dict(d=8),
+    "utils.gradient_flow.probe": lambda: dict(tokens=2, d=8, seed=0),
+    "utils.gradient_flow.streamed_profile": lambda: dict(depth=3, d=8, tokens=2),
+    "utils.gradient_flow.depth_sweep": lambda: dict(depths=[1, 3], d=8, tokens=2),
+    "utils.gradient_flow.widget_profile": lambda: dict(depth=3, residual=True, norm="pre", scale=1.0),
+    "utils.gradient_flow.describe": lambda: dict(residual=True, norm="pre", scale=1.0),
+    "utils.gradient_flow.summary_text": lambda: dict(profile=_profile(), residual=True, norm="pre", scale=1.0),
+    "utils.gradient_flow.draw_gradient_flow": lambda: dict(fig=_figure(), depth=10),
+    "utils.gradient_flow.make_panel": lambda: dict(depth=10),
+    "utils.gradient_flow.stack_from_stream": lambda: dict(depth=2, d=8),
+    "utils.gradient_flow.draw_layer_profiles": lambda: dict(fig=_figure(), profiles={"plain": _profile(),
+                                                                                     "residual": _profile()}),
+    "utils.gradient_flow.draw_depth_sweep": lambda: dict(fig=_figure(), depths=[2], sweep={"plain": [_profile()],
+                                                                                         "residual": [_profile()]}),
+    "utils.transformer.draw_variance": lambda: dict(fig=_figure(), stream=_stream(), slope=0.5),
+    "utils.jacobians.branch_jacobian": lambda: dict(x=[1.0, -1.0], w1=np.eye(2), w2=np.eye(2)),
+    "utils.jacobians.block_jacobian": lambda: dict(x=[1.0, -1.0], w1=np.eye(2), w2=np.eye(2)),
+    "utils.jacobians.finite_difference_jacobian": lambda: dict(f=np.tanh, x=[0.5, -0.5]),
+    "utils.jacobians.draw_unit_circle_image": lambda: dict(ax=_axes(), matrix=[[1.0, 0.5], [0.0, 1.0]]),
+    "utils.jacobians.random_layer_matrices": lambda: dict(depth=3, dim=4),
+    "utils.jacobians.layer_jacobians": lambda: dict(matrices=np.zeros((3, 2, 2)), scale=0.5, residual=True),
+    "utils.jacobians.product_singular_values": lambda: dict(jacobians=np.stack([np.eye(2) * 2] * 3)),
+    "utils.jacobians.format_log10": lambda: dict(log10_value=3.5),
+    "utils.jacobians.power_of_ten": lambda: dict(log10_values=[1.0, -2.0]),
+    "utils.jacobians.draw_jacobian_products": lambda: dict(fig=_figure(), depth=5, dim=4),
+    "utils.jacobians.drift_table": lambda: dict(depths=(2, 5), scales=(0.1,), dim=4),
+    "utils.lesion.path_length_counts": lambda: dict(n_blocks=4),
+    "utils.lesion.delete_blocks": lambda: dict(model=_mlp(), blocks=[0]),
+    "utils.lesion.delete_layers": lambda: dict(model=_mlp("plain"), layers=[1]),
+    "utils.lesion.single_lesion_accuracies": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
+    "utils.lesion.random_lesion_accuracies": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1], k=1, draws=2),
+    "utils.mlp.PlainBlock": lambda: dict(width=8),
+    "utils.mlp.ResidualBlock": lambda: dict(width=8),
+    "utils.mlp.MLP": lambda: dict(architecture="plain", depth=4, width=8, in_features=4, out_features=3,
+                                  block_layers=2),
+    "utils.mlp.make_mlp": lambda: dict(architecture="plain", depth=4, width=8),
+    "utils.mlp.weight_layers": lambda: dict(model=_mlp()),
+    "utils.numpy_block.relu": lambda: dict(z=[-1.0, 2.0]),
+    "utils.numpy_block.forward": lambda: dict(x=[1.0, -1.0], w1=np.eye(2), w2=np.eye(2)),
+    "utils.plotting.reuse_axes": lambda: dict(fig=_figure(), build=lambda fig: fig.subplots()),
+    "utils.plotting.reuses_axes": lambda: dict(fig=_figure()),
+    "utils.plotting.use_fixed_margins": lambda: dict(fig=_figure()),
+    "utils.plotting.legend_below": lambda: dict(fig=_figure()),
+    "utils.plotting.tidy_log_yaxis": lambda: dict(ax=_log_axes()),
+    "utils.plotting.plain_log_ticks": lambda: dict(ax=_log_axes()),
+    "utils.plotting.short_number": lambda: dict(value=0.5),
+    "utils.plotting.figure_png": lambda: dict(fig=_figure()),
+    "utils.plotting.figure_svg": lambda: dict(fig=_figure()),
+    "utils.plotting.show": lambda: dict(fig=_figure()),
+    "utils.plotting.log_safe": lambda: dict(values=[1e-300, 1.0, float("inf")]),
+    "utils.plotting.plot_log_safe": lambda: dict(ax=_axes(), x=[1, 2], values=[0.5, 2.0], color="C0", label="a"),
+    "utils.plotting.render": lambda: dict(draw=_draw),
+    "utils.progress.Progress": lambda: dict(total=3),
+    "utils.recipes.deepnorm_constants": lambda: dict(layers=12),
+    "utils.recipes.branches": lambda: dict(depth=56),
+    "utils.recipes.NormFreeBlock": lambda: dict(width=8),
+    "utils.recipes.DeepResidualMLP": _deep_mlp_parts,
+    "utils.recipes.build_deep_mlp": lambda: dict(depth=6, width=8, in_features=4),
+    "utils.recipes.signal_at_init": lambda: dict(model=_deep_mlp(), x=_data()[0]),
+    "utils.recipes.plot_losses": lambda: dict(ax=_axes(), losses=[2.0, 1.0, float("nan")], color="C0", label="a"),
+    "utils.recipes.draw_losses": lambda: dict(fig=_figure(), histories={"default": [2.0, 1.0], "scaled": [2.0, np.nan]}),
+    "utils.recipes.draw_signal": lambda: dict(fig=_figure(), depth=6, x=_data(4, 64)[0]),
+    "utils.shattered.lag1_autocorrelation": lambda: dict(values=[1.0, 2.0, 4.0, 3.0]),
+    "utils.shattered.freeze_batch_statistics": lambda: dict(model=_mlp(), x=_data()[0]),
+    "utils.shattered.input_gradient_curve": lambda: dict(architecture="residual", depth=4, width=8, n_inputs=16),
+    "utils.shattered.gradient_autocorrelation": lambda: dict(architecture="residual", depth=4, seeds=(0, 1)),
+    "utils.shattered.draw_gradient_curves": lambda: dict(fig=_figure(), depth=4),
+    "utils.slopes.slope_products": lambda: dict(slope=0.5, depth=10),
+    "utils.slopes.format_plain": lambda: dict(value=0.001),
+    "utils.slopes.format_residual": lambda: dict(value=1.05),
+    "utils.slopes.text_table": lambda: dict(header=["a", "b"], rows=[["1", "2"]]),
+    "utils.slopes.factor_from_one": lambda: dict(value=0.36),
+    "utils.slopes.plotted_depths": lambda: dict(depth=500),
+    "utils.slopes.draw_slope_products": lambda: dict(fig=_figure()),
+    "utils.training.train": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1], steps=2, batch_size=4),
+    "utils.training.evaluate": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
+    "utils.training.layer_gradient_norms": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
+    "utils.transformer.SelfAttention": lambda: dict(d=8, heads=2),
+    "utils.transformer.AttentionSublayer": lambda: dict(d=8, heads=2),
+    "utils.transformer.TransformerBlock": lambda: dict(d=8, heads=2),
+    "utils.transformer.TinyTransformer": lambda: dict(depth=2, d=8, heads=2),
+    "utils.transformer.residual_stream": lambda: dict(model=_transformer(), x=_stream_input()),
+    "utils.transformer.last_block_gradient": lambda: dict(depth=2, norm="pre", d=8, heads=2, tokens=3, samples=2),
+    "utils.transformer.stream_growth": lambda: dict(stream=_stream()),
+    "utils.transformer.draw_stream": lambda: dict(fig=_figure(), streams={"pre-LN": _stream()}),
+    "utils.transformer.draw_gradient_vs_depth": lambda: dict(fig=_figure(), depths=[2, 8], post=[1.0, 1.0],
+                                                             pre=[1.0, 0.5]),
+    "utils.widgets.LivePlot": lambda: dict(draw=_draw, controls=_controls()),
+}
+
+
+# ----- what the test walks ----------------------------------------------------------------
+
+def public_callables() -> dict:
+    """Every public function and class of every module under ``utils`` (but the exempt
+    ones), by qualified name: whatever is defined in a module and does not start with _."""
+    import utils
+
+    found = {}
+    for info in pkgutil.walk_packages(utils.__path__, "utils."):
+        if any(info.name == exempt or info.name.startswith(exempt + ".") for exempt in EXEMPT_MODULES):
+            continue
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if name.startswith("_") or getattr(value, "__module__", None) != module.__name__:
+                continue
+            if (inspect.isfunction(value) or inspect.isclass(value)) and f"{module.__name__}.{name}" not in EXEMPT_CALLABLES:
+                found[f"{module.__name__}.{name}"] = value
+    return found
+
+
+def parameters(function) -> list[inspect.Parameter]:
+    """The named parameters of ``function`` (``*args``, ``**kwargs`` and ``_private`` ones,
+    such as the position matplotlib hands a tick formatter, are left out)."""
+    return [p for p in inspect.signature(function).parameters.values()
+            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and not p.name.startswith("_")]
+
+
+def accepted_kinds(qualified_name: str, parameter: inspect.Parameter) -> set[str]:
+    """The kinds of value that ``parameter`` of the function rightly accepts."""
+    kinds = set(ACCEPTS.get(qualified_name, {}).get(parameter.name, "").split())
+    kinds |= set(ACCEPTS_BY_NAME.get(parameter.name, "").split())
+    kinds |= {kind for kind, value in KINDS.items()  # its own default value, e.g. None or 0
+              if parameter.default is not parameter.empty and type(parameter.default) is type(value)
+              and not isinstance(value, np.ndarray) and parameter.default == value}
+    return kinds
+
+
+def valid_arguments(qualified_name: str) -> dict:
+    """Fresh valid keyword arguments for the function (its entry in VALID, or none)."""
+    return VALID[qualified_name]() if qualified_name in VALID else {}
+
+
+def exercises() -> dict:
+    """Every ``Exercise`` object in every module under ``utils.exercises`` (module globals,
+    and the items of module-level lists, tuples and dicts), by a readable name. Empty
+    while the package does not exist."""
+    try:
+        package = importlib.import_module("utils.exercises")
+        from utils.exercises.core import Exercise
+    except ModuleNotFoundError:
+        return {}
+    found = {}
+    for info in pkgutil.walk_packages(package.__path__, "utils.exercises."):
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            items = value.items() if isinstance(value, dict) else (
+                enumerate(value) if isinstance(value, (list, tuple)) else [(None, value)])
+            for key, item in items:
+                if isinstance(item, Exercise):
+                    found.setdefault(id(item), (f"{info.name}.{name}" + ("" if key is None else f"[{key!r}]"), item))
+    return dict(found.values())
+
+
+# ----- the time limit ---------------------------------------------------------------------
+
+class TookTooLong(Exception):
+    """Raised inside a call that ran past TIME_LIMIT."""
+
+
+@contextmanager
+def time_limit(seconds: float = TIME_LIMIT):
+    """Interrupt the block after ``seconds`` (a hang becomes a test failure, not a stuck
+    test run) and fail it if it took longer even where it could not be interrupted (one
+    long call inside torch or NumPy only returns to Python when it is done)."""
+    def interrupt(_signum, _frame):
+        raise TookTooLong(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    elapsed = time.perf_counter() - start
+    if elapsed > seconds:
+        raise TookTooLong(f"took {elapsed:.1f} s, more than {seconds} s")
