@@ -34,6 +34,9 @@ NORMS_OF_THE_ACTIVATIONS = NORMS.replace("x_l.grad.norm()", "x_l.norm()")
 NO_RETAIN_GRAD = NORMS.replace("        xs[-1].retain_grad()\n", "")
 GRADIENTS_NOT_ZEROED = NORMS.replace("xs = [x.detach().clone().requires_grad_(True)]",
                                      "x.requires_grad_(True)\n    xs = [x]")
+CLONE_OF_A_LEAF = NORMS.replace("x.detach().clone()", "x.clone()")
+INPUT_WITHOUT_GRAD = NORMS.replace("x.detach().clone().requires_grad_(True)", "x.detach().clone()")
+GRADIENT_TENSORS = NORMS.replace("x_l.grad.norm().item()", "x_l.grad")
 REVERSED = NORMS.replace("for x_l in xs]", "for x_l in reversed(xs)]")
 WITHOUT_THE_INPUT = NORMS.replace("for x_l in xs]", "for x_l in xs[1:]]")
 
@@ -48,6 +51,9 @@ CASES = [
         ("norms of the activations", NORMS_OF_THE_ACTIVATIONS, "norms of the activations x_l themselves"),
         ("forgot retain_grad", NO_RETAIN_GRAD, "retain_grad()"),
         ("requires_grad switched on the caller's x (its .grad would pile up)", GRADIENTS_NOT_ZEROED, "switched on requires_grad"),
+        ("x.clone() of an input that already requires grad", CLONE_OF_A_LEAF, "Your x_0 is not a leaf"),
+        ("x_0 does not require grad", INPUT_WITHOUT_GRAD, "make x_0 a copy that requires grad"),
+        ("returned the gradient tensors", GRADIENT_TENSORS, "take `.norm().item()` of each"),
         ("reverse order", REVERSED, "in reverse order"),
         ("input left out", WITHOUT_THE_INPUT, "include the input x_0"),
     ]),

@@ -25,6 +25,9 @@ def log10_gain(jacobians, g):
 NATURAL_LOG = RENORMALISED.replace("math.log10", "math.log")
 WRONG_ORDER = RENORMALISED.replace("reversed(list(jacobians))", "jacobians")
 NO_TRANSPOSE = RENORMALISED.replace("jacobian.T @ v", "jacobian @ v")
+FROM_G = RENORMALISED.replace("v, total = g / g.norm(), 0.0", "v, total = g, 0.0")
+IN_FLOAT32 = RENORMALISED.replace("v, total = g / g.norm(), 0.0", "v, total = (g / g.norm()).float(), 0.0").replace(
+    "jacobian.T @ v", "jacobian.T.float() @ v")
 
 SCALED = '''
 def scaled_stack_gain(blocks, x, g, shortcut, branch):
@@ -40,6 +43,10 @@ WHOLE_BLOCK_SCALED = SCALED.replace("shortcut * h + branch * block.branch(block.
                                     "shortcut * (h + branch * block.branch(block.norm(h)))")
 NO_NORM = SCALED.replace("block.branch(block.norm(h))", "block.branch(h)")
 SUM_LOSS = SCALED.replace("(h * g).sum()", "h.sum()")
+NO_SKIP = SCALED.replace("shortcut * h + branch *", "branch *")
+SCALED_IN_FLOAT32 = SCALED.replace("x0 = x.detach().clone().requires_grad_(True)",
+                                   "blocks = blocks.float()\n    x0 = x.detach().float().requires_grad_(True)").replace(
+    "(h * g).sum()", "(h * g.float()).sum()")
 NOT_DIVIDED = SCALED.replace("grad.norm().item() / g.norm().item()", "grad.norm().item()")
 
 CASES = [
@@ -48,11 +55,15 @@ CASES = [
         ("natural logarithm", NATURAL_LOG, "natural logarithm"),
         ("first Jacobian first", WRONG_ORDER, "wrong order"),
         ("no transpose", NO_TRANSPOSE, "instead of its transpose"),
+        ("started from g, not g/|g|", FROM_G, "you started from g, not g / |g|"),
+        ("float32", IN_FLOAT32, "the size of float32 rounding"),
     ]),
     ExerciseCases(ex.scaled_stack_gain, NOTEBOOK, "scaled_stack_gain", wrong=[
         ("shortcut and branch swapped", SWAPPED, "are swapped"),
         ("whole block scaled", WHOLE_BLOCK_SCALED, "whole block output"),
         ("LayerNorm left out", NO_NORM, "normalised input"),
+        ("skip path left out", NO_SKIP, "the skip path is missing"),
+        ("float32", SCALED_IN_FLOAT32, "the size of float32 rounding"),
         ("loss output.sum()", SUM_LOSS, "you differentiated output.sum()"),
         ("not divided by |g|", NOT_DIVIDED, "divides it by the norm of g"),
     ]),

@@ -454,7 +454,7 @@ def draw_layer_profiles(fig, profiles: dict, *, loss: str = "output.sum()") -> N
         ax_std.plot(layers, profiles[name].act_std, color=color, label=name)
     ax_grad.set(title="Plain: the drop is all in block 1", xlabel="layer l (0 = input)",
                 ylabel=f"|dL/dx_l|, L = {loss}")
-    ax_std.set(title="Plain activations small, residual grow", xlabel="layer l (0 = input)", ylabel="std of x_l")
+    ax_std.set(title="Plain stays small; residual grows", xlabel="layer l (0 = input)", ylabel="std of x_l")
     ax_grad.legend()
     ax_std.legend()
 

@@ -18,9 +18,12 @@ def _as_floats(result, name: str, shown: str) -> np.ndarray:
     """A list or tensor of numbers (tensors may still require grad) as a float64 array."""
     if isinstance(result, torch.Tensor):
         return result.detach().double().numpy()
+    if isinstance(result, (list, tuple)) and any(isinstance(v, torch.Tensor) and v.numel() > 1 for v in result):
+        raise Mistake(f"`{name}` returned a list of tensors for {shown} (the gradients themselves?): take "
+                      "`.norm().item()` of each, one number per layer.")
     try:
         return np.array([float(v.detach()) if isinstance(v, torch.Tensor) else float(v) for v in result])
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RuntimeError):
         raise Mistake(f"`{name}` returned a {type(result).__name__} for {shown}; it should return "
                       "a list (or 1-D tensor) of numbers.") from None
 
@@ -46,13 +49,39 @@ def _norm_cases():
     return cases
 
 
-def _explain_none(mistake: Mistake) -> Mistake:
+class _Recorder(torch.nn.Module):
+    """Wraps a block and keeps the tensors it was given, to see which activation lost its .grad."""
+
+    def __init__(self, block, seen: list):
+        super().__init__()
+        self.block, self.seen = block, seen
+
+    def forward(self, x):
+        self.seen.append(x)
+        return self.block(x)
+
+
+def _explain_none(mistake: Mistake, answer, stack, x, g) -> Mistake:
+    """A `.grad` that was None: rerun the answer on a recording stack and say which activation
+    autograd kept no gradient for (the input copy or the intermediates)."""
     text = str(mistake)
-    if "NoneType" in text:
-        return Mistake(text + " A `.grad` was None: autograd keeps `.grad` only for leaf tensors. Call "
-                       "`x_l.retain_grad()` on every intermediate activation before `backward()`, or ask "
-                       "for the gradients directly with `torch.autograd.grad(loss, activations)`.")
-    return mistake
+    if "NoneType" not in text:
+        return mistake
+    seen: list = []
+    recording = torch.nn.Sequential(*[_Recorder(block, seen) for block in copy.deepcopy(stack)])
+    try:
+        answer(recording, copy.deepcopy(x), g)
+    except Exception:  # the same error again: we only want what the blocks saw
+        pass
+    if seen and not seen[0].requires_grad:
+        return Mistake(text + " Your x_0 does not require grad, so autograd computes no gradient for it: make "
+                       "x_0 a copy that requires grad, `x.detach().clone().requires_grad_(True)`.")
+    if seen and not seen[0].is_leaf and not seen[0].retains_grad:
+        return Mistake(text + " Your x_0 is not a leaf: x already required grad, so x.clone() is part of its "
+                       "graph and keeps no .grad. Cut it off first: `x.detach().clone().requires_grad_(True)`.")
+    return Mistake(text + " A `.grad` was None: autograd keeps `.grad` only for leaf tensors. Call "
+                   "`x_l.retain_grad()` on every intermediate activation before `backward()`, or ask "
+                   "for the gradients directly with `torch.autograd.grad(loss, activations)`.")
 
 
 def _check_layer_gradient_norms(answer) -> str:
@@ -63,7 +92,7 @@ def _check_layer_gradient_norms(answer) -> str:
         try:
             result = call(answer, stack, x, g, name=name, shown=shown)
         except Mistake as mistake:
-            raise _explain_none(mistake) from None
+            raise _explain_none(mistake, answer, stack, x, g) from None
         got = _as_floats(result, name, shown)
         want = profile_stack(stack, x, g).grad_norm
         ones = profile_stack(stack, x).grad_norm
@@ -90,11 +119,12 @@ def _check_layer_gradient_norms(answer) -> str:
     stack, x, g = copy.deepcopy((stack, x, g))
     x.requires_grad_(True)
     try:
-        first = _as_floats(answer(stack, x, g), name, label)
-        second = _as_floats(answer(stack, x, g), name, label)
+        first, second = answer(stack, x, g), answer(stack, x, g)
     except Exception as error:
-        raise Mistake(f"`{name}` raised {type(error).__name__} ({error}) when called twice on the same input "
-                      "(one that already requires grad).") from None
+        mistake = Mistake(f"`{name}` raised {type(error).__name__} ({error}) when called twice on the same input "
+                          "(one that already requires grad).")
+        raise _explain_none(mistake, answer, stack, x, g) from None
+    first, second = _as_floats(first, name, label), _as_floats(second, name, label)
     if np.allclose(second[0], 2 * first[0], rtol=1e-6) and not np.allclose(second[0], first[0], rtol=1e-6):
         raise Mistake("called twice on the same input, the gradient at the input doubled: `.grad` accumulates "
                       "across backward passes. Work on a fresh copy, `x.detach().clone().requires_grad_(True)`, "

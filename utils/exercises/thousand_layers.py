@@ -7,15 +7,29 @@ import math
 import torch
 
 from utils.blocks import make_stack
-from utils.exercises.core import Exercise, Mistake, call, expect_close, require_function
+from utils.exercises.core import Exercise, Mistake, call, expect_close, expect_float64, require_function
 
 
-def _as_number(result, name: str, shown: str) -> float:
+_FLOAT32_NEAR = 1e-4  # float32 rounding moves these answers by about 1e-7 to 1e-5; real mistakes by far more
+
+
+def _as_number(result, name: str, shown: str, *, why: str) -> float:
+    """One number from the learner's result; a float32 tensor gets its own message."""
+    expect_float64(result, what="the result", shown=shown, why=why)
     try:
         return float(result.detach()) if isinstance(result, torch.Tensor) else float(result)
     except (TypeError, ValueError):
         raise Mistake(f"`{name}` returned a {type(result).__name__} for {shown}; it should return one "
                       "number.") from None
+
+
+def _expect_not_float32(got: float, want: float, tolerance: float, *, shown: str, why: str) -> None:
+    """Off by more than the tolerance but only by rounding-sized amounts: the formula is right and
+    the arithmetic ran in float32."""
+    error = abs(got - want)
+    if tolerance < error <= _FLOAT32_NEAR * max(1.0, abs(want)):
+        raise Mistake(f"for {shown}: your result is off by {error:.2g}, the size of float32 rounding. The formula "
+                      f"looks right; keep every tensor in float64 (no .float(), no float32 tensors). {why}")
 
 
 # ----- Exercise 07.1: the log of a long product, without overflow -------------------------
@@ -55,13 +69,18 @@ def _check_log10_gain(answer) -> str:
     answer = require_function(answer, name, 2)
     for jacobians, g, label in _jacobian_cases():
         shown = label
-        got = _as_number(call(answer, jacobians, g, name=name, shown=shown), name, shown)
+        why = "Over thousands of factors float32's rounding adds up."
+        got = _as_number(call(answer, jacobians, g, name=name, shown=shown), name, shown, why=why)
         want = _backward_log10(jacobians, g)
         if not math.isfinite(got):
             raise Mistake(f"for {shown}: got {got}. The product left float64's range (about 1e-308 to 1e308) "
                           "on the way: multiply the vector, not the matrices, and divide it by its norm after "
                           "every step, adding up the log10 of the norms you divided by.")
+        _expect_not_float32(got, want, 1e-8 * (1 + abs(want)), shown=shown, why=why)
         expect_close(got, want, name=name, shown=shown, rtol=1e-8, atol=1e-8, mistakes=[
+            (want + math.log10(float(g.norm())),
+             "you started from g, not g / |g|: the total is then log10 of the gradient norm, not of the gain. "
+             "Start with the unit vector g / g.norm()."),
             (want * math.log(10), "this is the natural logarithm; the exercise asks for log10 "
                                   "(divide by ln 10, or use math.log10)."),
             (_backward_log10(jacobians, g, order="left"),
@@ -102,6 +121,8 @@ def _scaled_gain(blocks, x, g, shortcut: float, branch: float, *, variant: str =
             out = branch * out + shortcut * block.branch(block.norm(out))
         elif variant == "outside":
             out = shortcut * (out + branch * block.branch(block.norm(out)))
+        elif variant == "no-skip":
+            out = branch * block.branch(block.norm(out))
         elif variant == "no-norm":
             out = shortcut * out + branch * block.branch(out)
         else:
@@ -121,8 +142,11 @@ def _check_scaled_stack_gain(answer) -> str:
     g = torch.randn(5, 16, generator=generator, dtype=torch.float64)
     for shortcut, branch in ((0.9, 1.0), (1.0, 0.3), (1.1, 0.5), (0.8, 0.0)):
         shown = f"6 blocks, shortcut {shortcut}, branch {branch}"
-        got = _as_number(call(answer, blocks, x, g, shortcut, branch, name=name, shown=shown), name, shown)
+        why = "The checker compares to seven digits, finer than float32 resolves."
+        got = _as_number(call(answer, blocks, x, g, shortcut, branch, name=name, shown=shown), name, shown,
+                         why=why)
         want = _scaled_gain(blocks, x, g, shortcut, branch)
+        _expect_not_float32(got, want, 1e-7 * abs(want) + 1e-12, shown=shown, why=why)
         expect_close(got, want, name=name, shown=shown, rtol=1e-7, atol=1e-12, mistakes=[
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="swapped"),
              "shortcut and branch are swapped: `shortcut` multiplies the skip path x_l, `branch` multiplies "
@@ -130,6 +154,9 @@ def _check_scaled_stack_gain(answer) -> str:
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="outside"),
              "you multiplied the whole block output by `shortcut`; only the skip path gets it: "
              "shortcut * x_l + branch * F(LN(x_l))."),
+            (_scaled_gain(blocks, x, g, shortcut, branch, variant="no-skip"),
+             "the skip path is missing: each block must add shortcut * x_l to the branch, "
+             "x_{l+1} = shortcut * x_l + branch * F(LN(x_l))."),
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="no-norm"),
              "the branch must see the normalised input: block.branch(block.norm(x_l)), not block.branch(x_l)."),
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="sum"),
