@@ -114,6 +114,9 @@ ACCEPTS = {
     "utils.progress.Progress": {"total": "huge"},  # a counter, nothing is allocated
     "utils.recipes.branches": {"depth": "huge"},  # a formula
     "utils.training.train": {"lr": "zero huge", "momentum": "zero"},  # a diverging run is a result to show
+    "utils.landscape.loss_surface": {"span": "huge"},  # any positive span slices the surface
+    "utils.training_figures.loss_curves": {"window": "huge"},  # clipped to the curve's length
+    "utils.training_figures.random_lesions": {"blocks": "huge"},  # a count in the axis label
 }
 
 
@@ -222,7 +225,39 @@ def _deep_mlp_parts():
 
 # Each entry returns fresh keyword arguments (figures and models are changed by a call).
 # Parameters not listed take their defaults.
+def _runs():
+    return {(a, d, s): {"losses": [2.0, 1.0, 0.5], "train": (0.1, 0.9), "test": (0.2, 0.8)}
+            for a in ("plain", "residual") for d in (4, 6) for s in (0, 1)}
+
+
+def _grid():
+    values = np.linspace(-1.0, 1.0, 3)
+    return values, values, np.outer(values ** 2 + 0.5, values ** 2 + 0.5)
+
+
+def _curves():
+    x = np.linspace(-1.0, 1.0, 5)
+    return {(a, 2, d): (x, np.sin(d * x), 0.5) for a in ("plain", "residual") for d in (2, 4)}
+
+
 VALID = {
+    "utils.landscape.filter_normalised_direction": lambda: dict(model=_mlp()),
+    "utils.landscape.loss_surface": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1], points=3),
+    "utils.mlp.branch_to_skip_ratios": lambda: dict(model=_mlp(), x=_data()[0]),
+    "utils.training_figures.loss_curves": lambda: dict(runs=_runs(), depths=[4, 6], seeds=[0, 1]),
+    "utils.training_figures.error_against_depth": lambda: dict(runs=_runs(), depths=[4, 6], seeds=[0, 1]),
+    "utils.training_figures.layer_gradients": lambda: dict(norms={"plain": [1.0, 2.0, 4.0],
+                                                                  "residual": [1.0, 1.0, 1.0]}, depth=3),
+    "utils.training_figures.branch_ratios": lambda: dict(ratios=[[1.0, 0.5], [0.9, 0.4]]),
+    "utils.training_figures.loss_surfaces": lambda: dict(surfaces={"plain": _grid(), "residual": _grid()}),
+    "utils.training_figures.single_lesions": lambda: dict(
+        lesions={(a, s): (0.9, [0.5, 0.8]) for a in ("plain", "residual") for s in (0, 1)}, seeds=[0, 1]),
+    "utils.training_figures.random_lesions": lambda: dict(accuracies={0: [0.9, 0.95], 2: [0.5, 0.7]}, blocks=3),
+    "utils.training_figures.gradient_grid": lambda: dict(curves=_curves(), rows=[("plain", 2, "plain"),
+                                                                                  ("residual", 2, "residual")],
+                                                         depths=[2, 4]),
+    "utils.training_figures.autocorrelation_by_depth": lambda: dict(
+        autocorrelation={(a, d): 0.5 for a in ("plain", "residual") for d in (2, 4)}, depths=[2, 4]),
     "utils.blocks.check_scale": lambda: dict(scale=1.0),
     "utils.blocks.block_numbers": lambda: dict(d=8),
     "utils.blocks.ResidualBlock": lambda: dict(d=8),

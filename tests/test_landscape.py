@@ -57,3 +57,21 @@ def test_bad_arguments_name_the_parameter():
         loss_surface(model, x, y, points=2)
     with pytest.raises(ValueError, match="seed"):
         filter_normalised_direction(model, seed=-1)
+
+
+def test_data_of_the_wrong_shape_or_kind_is_refused_naming_it():
+    model = make_mlp("plain", 4, width=4, in_features=2, out_features=2, seed=0)
+    x, y = torch.randn(4, 2), torch.arange(4) % 2
+    with pytest.raises(ValueError, match="x must be"):
+        loss_surface(model, x[0], y)
+    with pytest.raises(ValueError, match="y must be a tensor of 4 class indices"):
+        loss_surface(model, x, y[:3])
+    with pytest.raises(ValueError, match="y must be"):
+        loss_surface(model, x, y.double())
+
+
+def test_a_grid_too_slow_for_a_laptop_is_refused_before_any_work():
+    model = make_mlp("residual", 56, width=64, in_features=64, seed=0)
+    x, y = torch.randn(4096, 64), torch.arange(4096) % 10
+    with pytest.raises(ValueError, match="points=101 would need about .* operations"):
+        loss_surface(model, x, y, points=101)

@@ -116,3 +116,14 @@ def test_dtype_draws_the_weights_in_that_precision():
     assert torch.equal(wide.stem[0].weight, make_mlp("residual", 8, seed=5, dtype=torch.float64).stem[0].weight)
     with pytest.raises(TypeError, match="dtype"):
         make_mlp("plain", 8, dtype=torch.int64)
+
+
+def test_dtype_must_be_a_float_dtype_and_x_must_fit_the_stem():
+    from utils.mlp import branch_to_skip_ratios
+
+    with pytest.raises(TypeError, match="dtype"):
+        make_mlp("plain", 4, dtype=[1.0, 2.0])
+    with pytest.raises(TypeError, match="dtype"):
+        make_mlp("plain", 4, dtype=torch.int64)
+    with pytest.raises(ValueError, match="x must be"):
+        branch_to_skip_ratios(make_mlp("residual", 4, seed=0), torch.randn(8, 3))

@@ -48,3 +48,37 @@ def test_gradient_ratio_surface_and_lesion_figures_draw(shown):
     assert shown[0].axes[0].get_yscale() == "log" and shown[1].axes[0].get_yscale() == "log"
     assert len(shown[5].axes) == 4
     assert all(t.get_fontsize() >= 11 for f in shown for ax in f.axes for t in (ax.xaxis.label, ax.yaxis.label))
+
+
+def test_figures_plot_the_values_they_are_given(shown):
+    training_figures.branch_ratios([[2.0, 0.5, 0.2]])
+    training_figures.single_lesions({(a, s): (0.9, np.array([0.5, 0.8, 0.85])) for a in ("plain", "residual")
+                                     for s in (0,)}, (0,))
+    training_figures.random_lesions({0: np.array([0.9, 0.95]), 2: np.array([0.5, 0.7, 0.6])}, blocks=3)
+    training_figures.autocorrelation_by_depth({("plain", 2): 0.9, ("plain", 4): 0.1, ("residual", 2): 0.95,
+                                               ("residual", 4): 0.7}, (2, 4))
+    x = np.linspace(-2, 2, 9)
+    training_figures.gradient_grid({("plain", 2, 2): (x, 3 * x, 0.5)}, [("plain", 2, "plain")], [2])
+    ratios, lesions, random, autocorrelation, grid = shown
+    assert np.allclose(ratios.axes[0].get_lines()[0].get_ydata(), [2.0, 0.5, 0.2])
+    assert np.allclose(lesions.axes[0].get_lines()[0].get_ydata(), [0.5, 0.8, 0.85])
+    assert np.allclose(random.axes[0].get_lines()[0].get_ydata(), [0.925, 0.6])  # medians per k
+    lines = autocorrelation.axes[0].get_lines()
+    assert np.allclose(lines[0].get_ydata(), [0.9, 0.1]) and np.allclose(lines[1].get_ydata(), [0.95, 0.7])
+    assert np.allclose(grid.axes[0].get_lines()[0].get_ydata(), x / 2)  # scaled by its largest |value|
+
+
+def test_bad_results_are_refused_naming_the_parameter(shown):
+    with pytest.raises(ValueError, match="runs must be a dict with an entry for"):
+        training_figures.loss_curves(_runs(), (8, 56), (0, 1))
+    with pytest.raises(ValueError, match="window"):
+        training_figures.loss_curves(_runs(), (8, 20), (0, 1), window=0)
+    with pytest.raises(ValueError, match="norms must be one value per weight layer"):
+        training_figures.layer_gradients({"plain": [1.0, 2.0], "residual": [1.0, 2.0]}, depth=3)
+    with pytest.raises(ValueError, match="surfaces"):
+        training_figures.loss_surfaces({"plain": (np.zeros(3), np.zeros(2), np.zeros((3, 3)))})
+    with pytest.raises(ValueError, match="accuracies"):
+        training_figures.random_lesions({5: [0.5]}, blocks=3)
+    with pytest.raises(TypeError, match="rows"):
+        training_figures.gradient_grid({("plain", 2, 2): (np.zeros(3), np.ones(3), 0.5)}, ["plain"], [2])
+    assert shown == []

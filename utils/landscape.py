@@ -16,20 +16,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from .validation import check_float, check_int
-
-
-def _check_model(model) -> nn.Module:
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    return model
+from .validation import check_cost, check_float, check_int, check_module, check_tensor, invalid
 
 
 def filter_normalised_direction(model, *, seed: int = 0) -> list[torch.Tensor]:
     """One random direction in ``model``'s weight space, a tensor per parameter: Gaussian
     for every matrix (2-D or more), each row rescaled to the norm of that row of the
     weights; zero for vectors (biases, BatchNorm's scale and shift). ``seed`` fixes it."""
-    model = _check_model(model)
+    model = check_module("model", model)
     generator = torch.Generator().manual_seed(check_int("seed", seed, minimum=0))
     direction = []
     for parameter in model.parameters():
@@ -53,12 +47,19 @@ def loss_surface(model, x, y, *, span: float = 1.0, points: int = 17, seed: int 
     judge every moved point by the running statistics of the unmoved one). Returns
     ``(a values, b values, losses)``, losses[i, j] at a = values[j], b = values[i]. The
     model (weights, running statistics, train/eval mode) is restored afterwards."""
-    model = _check_model(model)
+    model = check_module("model", model)
+    x = check_tensor("x", x, ndim=2, shape_text="(batch, features)")
+    y = check_tensor("y", y, ndim=1, floating=False, shape_text="(batch,) of class indices")
+    if y.is_floating_point() or len(y) != len(x):
+        raise invalid("y", f"a tensor of {len(x)} class indices (one per row of x)", y)
     span = check_float("span", span, minimum=0.0)
     if span == 0.0:
-        raise ValueError("span must be above 0, got 0")
+        raise invalid("span", "above 0", span)
     points = check_int("points", points, minimum=3, maximum=101)
     seed = check_int("seed", seed, minimum=0)
+    weights = sum(p.numel() for p in model.parameters())
+    check_cost({"points": points}, lambda points: (0.0, 2.0 * points ** 2 * len(x) * weights),
+               what=f"{points}x{points} forward passes of the batch x")
     first = filter_normalised_direction(model, seed=seed)
     second = filter_normalised_direction(model, seed=seed + 1)
     x, y = torch.as_tensor(x), torch.as_tensor(y)

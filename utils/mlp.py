@@ -16,7 +16,7 @@ import copy
 import torch
 from torch import nn
 
-from .validation import check_choice, check_cost, check_int, check_module, invalid
+from .validation import check_choice, check_cost, check_int, check_module, check_tensor, invalid
 
 ARCHITECTURES = ("plain", "residual")
 
@@ -108,8 +108,8 @@ def make_mlp(architecture: str, depth: int, *, width: int = 64, in_features: int
     _check_size(architecture, depth, width, in_features, out_features, block_layers)
     if seed is not None:
         seed = check_int("seed", seed, minimum=0)
-    if dtype is not None and dtype not in (torch.float32, torch.float64):
-        raise TypeError(f"dtype must be torch.float32, torch.float64 or None, got {dtype!r}")
+    if dtype is not None and not (isinstance(dtype, torch.dtype) and dtype in (torch.float32, torch.float64)):
+        raise invalid("dtype", "torch.float32, torch.float64 or None", dtype, error=TypeError)
     with torch.random.fork_rng(devices=[]):  # torch's default init, overwritten below, must not use up the global seed
         model = MLP(architecture, depth, width, in_features, out_features, block_layers).to(dtype)
     generator = None if seed is None else torch.Generator().manual_seed(seed)
@@ -137,10 +137,14 @@ def branch_to_skip_ratios(model: MLP, x: torch.Tensor) -> list[float]:
     At initialisation BatchNorm gives every branch variance about 1 while the skip keeps
     accumulating, so the ratio falls with depth (De and Smith 2020). The model is left as
     it was (a copy runs the batch, so running statistics are untouched)."""
-    if not isinstance(model, MLP) or model.architecture != "residual":
-        raise TypeError(f"model must be a residual utils.mlp.MLP (from make_mlp), got {type(model).__name__}")
-    if not isinstance(x, torch.Tensor) or x.ndim != 2 or len(x) < 2:
-        raise ValueError("x must be a tensor of shape (batch of at least 2, features)")
+    wanted = "a residual utils.mlp.MLP (from make_mlp)"
+    check_module("model", model, MLP, what=wanted)
+    if model.architecture != "residual":
+        raise invalid("model", f"{wanted}, not a {model.architecture} one", error=TypeError)
+    features = model.stem[0].in_features
+    check_tensor("x", x, ndim=2, last_dim=features, shape_text=f"(batch, {features})")
+    if len(x) < 2:
+        raise invalid("x", f"a tensor of shape (batch of at least 2, {features})", x)
     probe = copy.deepcopy(model).train()
     h = probe.stem(x.to(next(probe.parameters()).dtype))
     ratios = []

@@ -10,12 +10,34 @@ import math
 import numpy as np
 
 from . import plotting
+from .validation import check_array, check_int, check_sequence, invalid
 
 ARCHITECTURE_COLORS = (("plain", plotting.PLAIN_COLOR), ("residual", plotting.RESIDUAL_COLOR))
 
 
 def _chance(ax, level: float, label: str = "chance") -> None:
     ax.axhline(level, color="grey", ls="--", lw=1, zorder=0, label=label)  # beneath the data
+
+
+def _check_dict(name: str, value, what: str) -> dict:
+    """``value`` if it is a non-empty dict (``what`` says what it maps), else raise."""
+    if not isinstance(value, dict):
+        raise invalid(name, f"a dict of {what}", value, error=TypeError)
+    if not value:
+        raise invalid(name, f"a non-empty dict of {what}", value)
+    return value
+
+
+def _entry(name: str, mapping: dict, key):
+    """``mapping[key]``, or a ValueError naming ``name`` and the missing key."""
+    if key not in mapping:
+        raise invalid(name, f"a dict with an entry for {key!r}", fix="pass the results of every run drawn")
+    return mapping[key]
+
+
+def _whole_numbers(name: str, values, *, minimum: int) -> list[int]:
+    """``values`` as a non-empty list of whole numbers of at least ``minimum``."""
+    return [check_int(name, v, minimum=minimum) for v in check_sequence(name, values, what="whole numbers")]
 
 
 def _moving_average(values, window: int) -> np.ndarray:
@@ -27,6 +49,11 @@ def _moving_average(values, window: int) -> np.ndarray:
 def loss_curves(runs: dict, depths, seeds, *, window: int = 10) -> None:
     """Mini-batch training loss against step (``window``-step moving average, log axis),
     one panel per depth, one line per seed; ``runs[architecture, depth, seed]["losses"]``."""
+    runs = _check_dict("runs", runs, "training runs")
+    depths, seeds = _whole_numbers("depths", depths, minimum=1), _whole_numbers("seeds", seeds, minimum=0)
+    window = check_int("window", window, minimum=1)
+    for key in [(a, d, s) for a, _ in ARCHITECTURE_COLORS for d in depths for s in seeds]:
+        check_array("runs", _entry("runs", _entry("runs", runs, key), "losses"), ndim=1)
     fig, axes = plotting.new_figure(1, len(depths), width=3.4 * len(depths), height=3.8)
     for ax, depth in zip(np.atleast_1d(axes), depths):
         for architecture, color in ARCHITECTURE_COLORS:
@@ -49,6 +76,11 @@ def loss_curves(runs: dict, depths, seeds, *, window: int = 10) -> None:
 def error_against_depth(runs: dict, depths, seeds) -> None:
     """Training and test error (%) against depth, a dot per seed and a line through the
     median, like He et al.'s Figure 1; ``runs[...]["train"|"test"] = (loss, accuracy)``."""
+    runs = _check_dict("runs", runs, "training runs")
+    depths, seeds = _whole_numbers("depths", depths, minimum=1), _whole_numbers("seeds", seeds, minimum=0)
+    for key in [(a, d, s) for a, _ in ARCHITECTURE_COLORS for d in depths for s in seeds]:
+        for split in ("train", "test"):
+            check_array("runs", _entry("runs", _entry("runs", runs, key), split), shape=(2,))
     fig, axes = plotting.new_figure(1, 2, width=10, height=4)
     for ax, split in zip(axes, ("train", "test")):
         for architecture, color in ARCHITECTURE_COLORS:
@@ -68,6 +100,13 @@ def error_against_depth(runs: dict, depths, seeds) -> None:
 def layer_gradients(norms: dict, depth: int) -> None:
     """Gradient norm of every weight layer at initialisation, log axis; ``norms[architecture]``
     holds one value per layer (stem first)."""
+    norms = _check_dict("norms", norms, "gradient norms")
+    depth = check_int("depth", depth, minimum=2)
+    for architecture, _ in ARCHITECTURE_COLORS:
+        values = _entry("norms", norms, architecture)
+        if check_array("norms", values, ndim=1).shape != (depth,):
+            raise invalid("norms", f"one value per weight layer, {depth} (depth) for {architecture}",
+                          np.asarray(values))
     fig, ax = plotting.new_figure(width=7, height=4)
     for architecture, color in ARCHITECTURE_COLORS:
         values = np.asarray(norms[architecture])
@@ -82,6 +121,8 @@ def layer_gradients(norms: dict, depth: int) -> None:
 def branch_ratios(ratios) -> None:
     """Var(branch) / Var(skip) against block index, one line per seed (``ratios`` is a list
     of lists), log axis."""
+    for values in check_sequence("ratios", ratios, what="lists of ratios, one per seed"):
+        check_array("ratios", values, ndim=1)
     fig, ax = plotting.new_figure(width=7, height=4)
     for i, values in enumerate(ratios):
         ax.plot(np.arange(1, len(values) + 1), values, "o-", color=plotting.RESIDUAL_COLOR, alpha=0.7, ms=3, lw=1.2,
@@ -99,6 +140,14 @@ def loss_surfaces(surfaces: dict) -> None:
     """Filled contour plots of loss slices side by side, log-spaced levels shared by all
     panels; ``surfaces[name] = (a values, b values, losses)``, the names being titles that
     start with "plain" or "residual"."""
+    surfaces = _check_dict("surfaces", surfaces, "loss slices")
+    for surface in surfaces.values():
+        if not isinstance(surface, (tuple, list)) or len(surface) != 3:
+            raise invalid("surfaces", "a dict of (a values, b values, losses) triples", surface, error=TypeError)
+        a, b = check_array("surfaces", surface[0], ndim=1), check_array("surfaces", surface[1], ndim=1)
+        if np.shape(surface[2]) != (len(b), len(a)):  # losses may hold NaN where a slice diverged
+            raise invalid("surfaces", f"losses of shape (len(b), len(a)) = {(len(b), len(a))}",
+                          np.asarray(surface[2]))
     fig, axes = plotting.new_figure(1, len(surfaces), width=4.6 * len(surfaces), height=4.2)
     axes = np.atleast_1d(axes)
     top = max(float(np.nanmax(s[2])) for s in surfaces.values())
@@ -127,6 +176,15 @@ def _log_norm(levels):
 def single_lesions(lesions: dict, seeds) -> None:
     """Test accuracy after each single deletion: residual blocks left, plain layers right;
     ``lesions[architecture, seed] = (intact accuracy, accuracies after each deletion)``."""
+    lesions = _check_dict("lesions", lesions, "lesion results")
+    seeds = _whole_numbers("seeds", seeds, minimum=0)
+    for key in [(a, s) for a, _ in ARCHITECTURE_COLORS for s in seeds]:
+        entry = _entry("lesions", lesions, key)
+        if not isinstance(entry, (tuple, list)) or len(entry) != 2:
+            raise invalid("lesions", "a dict of (intact accuracy, accuracies after each deletion) pairs", entry,
+                          error=TypeError)
+        check_array("lesions", entry[0], ndim=0)
+        check_array("lesions", entry[1], ndim=1)
     fig, axes = plotting.new_figure(1, 2, width=11, height=4)
     for ax, (architecture, color), unit in zip(axes, ARCHITECTURE_COLORS[::-1], ("block", "hidden layer")):
         for seed in seeds:
@@ -147,6 +205,12 @@ def single_lesions(lesions: dict, seeds) -> None:
 def random_lesions(accuracies: dict, blocks: int) -> None:
     """Median and middle half of the test accuracy after deleting k random blocks;
     ``accuracies[k]`` holds the accuracies of all draws for that k."""
+    accuracies = _check_dict("accuracies", accuracies, "accuracies by number of blocks deleted")
+    blocks = check_int("blocks", blocks, minimum=1)
+    for k, values in accuracies.items():
+        check_int("accuracies", k, minimum=0, maximum=blocks)
+        if check_array("accuracies", values, ndim=1).size == 0:
+            raise invalid("accuracies", f"a dict of non-empty lists of accuracies (none for k={k})")
     ks = sorted(accuracies)
     q1, median, q3 = np.array([np.percentile(accuracies[k], [25, 50, 75]) for k in ks]).T
     fig, ax = plotting.new_figure(width=7, height=4)
@@ -163,6 +227,18 @@ def gradient_grid(curves: dict, rows, depths) -> None:
     """A grid of input-gradient curves dy/dx, each scaled by its own largest |value|: one
     row per ``(architecture, block_layers, label)`` in ``rows``, one column per depth;
     ``curves[architecture, block_layers, depth] = (x, dy/dx, lag-1 autocorrelation)``."""
+    curves = _check_dict("curves", curves, "gradient curves")
+    rows = check_sequence("rows", rows, what="(architecture, block_layers, label) triples")
+    if not all(isinstance(row, (tuple, list)) and len(row) == 3 and row[0] in dict(ARCHITECTURE_COLORS)
+               for row in rows):
+        raise invalid("rows", "a list of (architecture, block_layers, label) triples, architecture "
+                      "'plain' or 'residual'", rows, error=TypeError)
+    depths = _whole_numbers("depths", depths, minimum=1)
+    for architecture, block_layers, _ in rows:
+        for depth in depths:
+            entry = _entry("curves", curves, (architecture, block_layers, depth))
+            if not isinstance(entry, (tuple, list)) or len(entry) != 3:
+                raise invalid("curves", "a dict of (x, dy/dx, autocorrelation) triples", entry, error=TypeError)
     fig, axes = plotting.new_figure(len(rows), len(depths), width=10, height=2.4 * len(rows))
     axes = np.atleast_2d(axes)
     for r, (architecture, block_layers, label) in enumerate(rows):
@@ -182,6 +258,10 @@ def gradient_grid(curves: dict, rows, depths) -> None:
 def autocorrelation_by_depth(autocorrelation: dict, depths) -> None:
     """Lag-1 autocorrelation of dy/dx against depth (log axis) for plain and residual nets;
     ``autocorrelation[architecture, depth]``."""
+    autocorrelation = _check_dict("autocorrelation", autocorrelation, "autocorrelations")
+    depths = _whole_numbers("depths", depths, minimum=1)
+    for key in [(a, d) for a, _ in ARCHITECTURE_COLORS for d in depths]:
+        check_array("autocorrelation", _entry("autocorrelation", autocorrelation, key), ndim=0)
     fig, ax = plotting.new_figure(width=7, height=4)
     for architecture, color in ARCHITECTURE_COLORS:
         ax.plot(depths, [autocorrelation[architecture, d] for d in depths], "o-", color=color, label=architecture)
