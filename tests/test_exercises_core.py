@@ -99,7 +99,7 @@ def test_call_sees_an_in_place_edit_of_a_tensor_and_of_a_module():
             module.weight.zero_()
         return module.weight
 
-    with pytest.raises(Mistake, match="in place"):
+    with pytest.raises(Mistake, match=r"changed the model you were given in place .* work on `copy.deepcopy\(model\)`"):
         core.call(zero_weights, layer, name="f", shown="a layer")
     assert core.call(lambda m: m.weight.sum(), layer, name="f", shown="a layer") is not None
 
@@ -132,6 +132,17 @@ def test_call_sees_requires_grad_switched_on_the_callers_tensor():
         core.call(switch_on, torch.ones(3), name="f", shown="t")
     gate = torch.zeros((), requires_grad=True)
     assert float(core.call(lambda t: t.detach() + 1, gate, name="f", shown="a gate")) == 1.0
+
+
+def test_an_in_place_add_of_a_grad_branch_is_named_in_place_not_requires_grad():
+    branch = torch.ones(3, requires_grad=True)
+
+    def add_in_place(x):
+        x += branch  # switches requires_grad on too: the in-place edit is the mistake to name
+        return x
+
+    with pytest.raises(Mistake, match=r"changed its argument number 1 in place .* `x \+ f` rather than `x \+= f`"):
+        core.call(add_in_place, torch.zeros(3), name="f", shown="x")
 
 
 @pytest.mark.parametrize("value", [np.ones(2, dtype=np.float32), torch.ones(2), torch.ones(2, dtype=torch.float16)])

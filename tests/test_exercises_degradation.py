@@ -29,7 +29,9 @@ CASES = [
         ("forgot BatchNorm", _BLOCK + "        return torch.relu(x + self.linear2(torch.relu(self.linear1(x))))\n",
          "BatchNorm layers are not used"),
         ("wrong shape", _BLOCK + "        return torch.relu(x + branch).sum(dim=1)\n", "expected shape"),
-        ("in place", _BLOCK + "        x += branch\n        return torch.relu(x)\n", "switched requires_grad on"),
+        ("in place", _BLOCK + "        x += branch\n        return torch.relu(x)\n", "`x + f` rather than `x += f`"),
+        ("an instance, not the class", _BLOCK + "        return torch.relu(x + branch)\n\n\n"
+         "ResidualMLPBlock = ResidualMLPBlock(8)\n", "Pass the class itself"),
     ]),
     ExerciseCases(ex.BRANCH_RATIOS, NOTEBOOK, "branch_to_skip_ratios", wrong=[
         ("std instead of variance", _RATIOS + "        ratios.append(float(block.branch(h).std() / h.std()))\n"
@@ -45,7 +47,9 @@ CASES = [
         ("changed the model", "def branch_to_skip_ratios(model, x):\n    model.train()\n"
          "    h, ratios = model.stem(x), []\n    for block in model.blocks:\n"
          "        ratios.append(float(block.branch(h).var() / h.var()))\n        h = block(h)\n    return ratios\n",
-         "in place"),
+         "work on `copy.deepcopy(model)`"),
+        ("tensors, not floats", _RATIOS + "        ratios.append(block.branch(h).var() / h.var())\n"
+         "        h = block(h)\n    return ratios\n", "Return floats: `float(...)`"),
     ]),
 ]
 

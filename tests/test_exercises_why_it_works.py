@@ -16,7 +16,8 @@ CASES = [
          "you deleted block k - 1"),
         ("deleted the skip", _COPY + "    lesioned.blocks[k] = nn.Sequential(lesioned.blocks[k].branch, nn.ReLU())\n"
          "    return lesioned\n", "dropped the skip"),
-        ("in place", "def delete_block(model, k):\n    model.blocks[k] = nn.Identity()\n    return model\n", "in place"),
+        ("in place", "def delete_block(model, k):\n    model.blocks[k] = nn.Identity()\n    return model\n",
+         "work on `copy.deepcopy(model)`"),
         ("nothing deleted", _COPY + "    return lesioned\n", "same as the intact network"),
         ("deleted the rest", _COPY + "    for i in range(k, len(lesioned.blocks)):\n"
          "        lesioned.blocks[i] = nn.Identity()\n    return lesioned\n", "every block after it"),
@@ -30,6 +31,9 @@ CASES = [
         ("n - 1 against n", _LAG + "    n = len(c)\n    return float((c[1:] @ c[:-1] / (n - 1)) / (c @ c / n))\n",
          "averaged the n - 1 products"),
         ("not normalised", _LAG + "    return float(c[1:] @ c[:-1] / len(c))\n", "not normalised"),
+        ("float32", "import numpy as np\ndef lag1_autocorrelation(values):\n"
+         "    c = values.astype(np.float32) - values.astype(np.float32).mean()\n"
+         "    return c[1:] @ c[:-1] / (c @ c)\n", "is float32: keep it in float64"),
     ]),
 ]
 

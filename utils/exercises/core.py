@@ -125,15 +125,18 @@ def call(answer: Callable, *args, name: str, shown: str):
     except Exception as error:
         raise Mistake(f"`{name}` raised {type(error).__name__} ({error}) when called with {shown}.") from None
     for position, (original, passed) in enumerate(zip(args, copies)):
+        if not _same(original, passed):  # values first: `x += f` also switches requires_grad on
+            if hasattr(original, "state_dict") and hasattr(original, "modules"):  # a torch model
+                raise Mistake(f"`{name}` changed the model you were given in place (its blocks, weights or BatchNorm "
+                              f"statistics) when called with {shown}: work on `copy.deepcopy(model)`.")
+            raise Mistake(f"`{name}` changed its argument number {position + 1} in place when called with "
+                          f"{shown}. Compute a new value instead (for example `x + f` rather than `x += f`): "
+                          "the caller still needs its input.")
         flag = getattr(original, "requires_grad", None)
         if isinstance(flag, bool) and flag != getattr(passed, "requires_grad", flag):
             raise Mistake(f"`{name}` switched {'off' if flag else 'on'} requires_grad of its argument number "
                           f"{position + 1} when called with {shown}. Work on a copy (for example "
                           "x.detach().clone().requires_grad_(True)): the caller's tensor must stay as it was.")
-        if not _same(original, passed):
-            raise Mistake(f"`{name}` changed its argument number {position + 1} in place when called with "
-                          f"{shown}. Compute a new value instead (for example `x + f` rather than `x += f`): "
-                          "the caller still needs its input.")
     if result is None:
         raise Mistake(f"`{name}` returned None when called with {shown}. Did you forget `return`?")
     return result

@@ -74,6 +74,10 @@ def _block_mistakes(x: torch.Tensor, parts: dict) -> list[tuple]:
 
 
 def _check_block(answer) -> str:
+    if isinstance(answer, nn.Module):
+        raise Mistake(f"got a block, a {type(answer).__name__} already built, instead of the class. Pass the class "
+                      "itself, `.check(ResidualMLPBlock)`, not `ResidualMLPBlock(8)`: the checker builds its own "
+                      "blocks of several widths.")
     block_class = require_function(answer, "ResidualMLPBlock", 1)
     generator = torch.Generator().manual_seed(8)
     cases = [(6, torch.randn(16, 6, generator=generator, dtype=torch.float64), "a batch of 16 inputs of width 6"),
@@ -143,6 +147,10 @@ def _check_ratios(answer) -> str:
         model = make_mlp(architecture, depth, width=width, in_features=features, seed=seed, dtype=torch.float64)
         x = torch.randn(batch, features, generator=generator, dtype=torch.float64)
         got = call(ratios, model, x, name="branch_to_skip_ratios", shown=shown)
+        if isinstance(got, (list, tuple)) and any(getattr(item, "requires_grad", False) for item in got):
+            raise Mistake(f"`branch_to_skip_ratios` returned a list of tensors that still track gradients for "
+                          f"{shown}. Return floats: `float(...)` of each ratio (under `torch.no_grad()` if you "
+                          "like).")
         want = branch_to_skip_ratios(model, x)
         expect_close(got, want, name="branch_to_skip_ratios", shown=shown, mistakes=_ratio_mistakes(model, x),
                      rtol=1e-6, atol=1e-9)

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from utils.exercises.core import Exercise, Mistake, call, expect_close, require_function
+from utils.exercises.core import Exercise, Mistake, call, expect_close, expect_float64, require_function
 from utils.lesion import delete_blocks
 from utils.mlp import MLP, make_mlp
 
@@ -132,6 +132,8 @@ def _check_lag1(answer) -> str:
              (np.resize([2.0, -1.0], 9), "the alternating sequence 2, -1, 2, -1, ... (9 entries)")]
     for v, shown in cases:
         got = call(lag1, v, name="lag1_autocorrelation", shown=shown)
+        expect_float64(got, what="your result", shown=shown, why="float32 keeps about 7 digits, and the "
+                       "sums of products lose some of them; the checker compares to about 9 digits.")
         try:
             got = float(np.asarray(got, dtype=np.float64).reshape(()))
         except (TypeError, ValueError):
