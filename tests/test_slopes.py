@@ -17,7 +17,7 @@ def test_products_underflow_and_overflow_like_floats_without_warning():
         assert np.all(slopes.slope_products(0.0, 1000) == 0.0)
 
 
-def test_table_has_the_curriculum_digits():
+def test_table_has_the_digits_notebook_02_prints():
     table = slopes.slope_table()
     rows = [line.split() for line in table.splitlines()[2:]]
     assert rows == [["1", "0.5", "1.05", "0.95"],
