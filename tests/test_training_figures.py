@@ -51,7 +51,7 @@ def test_gradient_ratio_surface_and_lesion_figures_draw(shown):
 
 
 def test_figures_plot_the_values_they_are_given(shown):
-    training_figures.branch_ratios([[2.0, 0.5, 0.2]])
+    training_figures.branch_ratios(np.array([[2.0, 0.5, 0.2]]))  # a row per seed
     training_figures.single_lesions({(a, s): (0.9, np.array([0.5, 0.8, 0.85])) for a in ("plain", "residual")
                                      for s in (0,)}, (0,))
     training_figures.random_lesions({0: np.array([0.9, 0.95]), 2: np.array([0.5, 0.7, 0.6])}, blocks=3)

@@ -121,7 +121,8 @@ def layer_gradients(norms: dict, depth: int) -> None:
 def branch_ratios(ratios) -> None:
     """Var(branch) / Var(skip) against block index, one line per seed (``ratios`` is a list
     of lists), log axis."""
-    for values in check_sequence("ratios", ratios, what="lists of ratios, one per seed"):
+    rows = list(ratios) if isinstance(ratios, np.ndarray) and ratios.ndim == 2 else ratios  # a row per seed
+    for values in check_sequence("ratios", rows, what="lists of ratios, one per seed"):
         check_array("ratios", values, ndim=1)
     fig, ax = plotting.new_figure(width=7, height=4)
     for i, values in enumerate(ratios):
