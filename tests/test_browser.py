@@ -73,10 +73,9 @@ def browser(lab):
         yield chromium
 
 
-@pytest.fixture(scope="module")
-def floor_ms(lab, browser):
+def _measure_floor(lab, browser) -> float:
     """Median end-to-end ms of the bare-Image floor (benchmarks/browser.py), in this server
-    and browser."""
+    and browser, now; only the floor notebook's own kernel is shut down afterwards."""
     browser_benchmark._write_floor_notebook(lab.root)
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
@@ -91,7 +90,17 @@ def floor_ms(lab, browser):
                                  for _ in range(FLOOR_STEPS))
     finally:
         context.close()
-        lab.shut_down_kernels()
+        for session in lab.api("/api/sessions"):
+            if session.get("path", "").endswith(Path(browser_benchmark.FLOOR_NOTEBOOK).name):
+                lab.api(f"/api/sessions/{session['id']}", method="DELETE")
+
+
+@pytest.fixture(scope="module")
+def floor_ms(lab, browser):
+    """The floor measured once, before the notebooks: each LivePlot is judged against it, and
+    against a floor measured again at once if it looks slow (the other test worker may be
+    loading the machine more than when the first floor was taken: compare like with like)."""
+    return _measure_floor(lab, browser)
 
 
 CELLS_JS = """() => {
@@ -125,12 +134,19 @@ def _liveplot_state(plot) -> tuple[str | None, str]:
     return source, text
 
 
+SLIDER_STEPS = 3  # keyboard steps per slider, each to a setting not drawn before: one move is too noisy to judge
+
+
 def _moves(plot) -> list:
-    """One move for each enabled slider (a keyboard step, away from its end) and dropdown (to
-    another option) of a LivePlot; each move returns what it did."""
-    return [(lambda control=control: lab_tools.slider_step(control)) if kind == "slider"
-            else (lambda control=control: lab_tools.dropdown_choice(control))
-            for kind, control in lab_tools.liveplot_controls(plot)]
+    """SLIDER_STEPS moves for each enabled slider (keyboard steps, away from its end) and one
+    for each dropdown (to another option) of a LivePlot; each move returns what it did."""
+    moves = []
+    for kind, control in lab_tools.liveplot_controls(plot):
+        if kind == "slider":
+            moves += [lambda control=control: lab_tools.slider_step(control)] * SLIDER_STEPS
+        else:
+            moves.append(lambda control=control: lab_tools.dropdown_choice(control))
+    return moves
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
@@ -206,6 +222,8 @@ def test_notebook_runs_and_its_widgets_respond_in_jupyterlab(lab, browser, floor
                 moved.append(f"{what} {timing['ms']:.0f} ms")
             if times:
                 median = statistics.median(times)
+                if median > FLOOR_RATIO * floor_ms:
+                    floor_ms = max(floor_ms, _measure_floor(lab, browser))
                 assert median <= FLOOR_RATIO * floor_ms, (
                     f"{path.name}: LivePlot {index} takes {median:.0f} ms per move end to end (median of "
                     f"{[round(t) for t in times]}), more than {FLOOR_RATIO:g}x the bare-Image floor of "

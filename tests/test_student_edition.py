@@ -39,7 +39,13 @@ def test_the_student_notebook_runs_and_every_check_says_not_done_yet(student_fol
     path = student_folder / name
     notebook = nbformat.read(path, as_version=4)
     assert not any("answer" in builder.tags(cell) for cell in notebook.cells)
-    notebook_client(notebook, student_folder, timeout=CELL_TIMEOUT).execute()  # raises on any error
+    try:
+        notebook_client(notebook, student_folder, timeout=CELL_TIMEOUT).execute()  # raises on any error
+    except RuntimeError as error:  # a kernel that died while starting (seen once under load), not the notebook
+        if "Kernel died before replying to kernel_info" not in str(error):
+            raise
+        notebook = nbformat.read(path, as_version=4)
+        notebook_client(notebook, student_folder, timeout=CELL_TIMEOUT).execute()
     label = None
     for cell in notebook.cells:
         if "solution" in builder.tags(cell):
