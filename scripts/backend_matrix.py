@@ -51,8 +51,9 @@ def backends(cores: int) -> list[Backend]:
     ]
 
 
-def command(backend: Backend) -> list[str]:
-    return [sys.executable, "-m", "pytest", "-n", str(backend.workers), "--nbval", "-p", "no:cacheprovider", "-q",
+def command(workers: int = 2) -> list[str]:
+    """The test command every stand-in runs (the version environments run it too)."""
+    return [sys.executable, "-m", "pytest", "-n", str(workers), "--nbval", "-p", "no:cacheprovider", "-q",
             "-m", "not slow and not browser"]
 
 
@@ -85,7 +86,7 @@ def main(argv=None) -> int:
         settings = " ".join(f"{k}={v}" for k, v in backend.variables.items())
         print(f"\n== backend {backend.name}: {settings} ({backend.stands_in_for})", flush=True)
         start = time.perf_counter()
-        result = subprocess.run(command(backend), cwd=ROOT, env=environment(backend), text=True,
+        result = subprocess.run(command(backend.workers), cwd=ROOT, env=environment(backend), text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         seconds = time.perf_counter() - start
         print(result.stdout[-6000:] if result.returncode else closing_line(result.stdout), flush=True)
