@@ -10,8 +10,8 @@ from utils.exercises import core
 def _double_checks(answer):
     core.require_function(answer, "double", 1)
     for x in (np.array([1.0, -2.0]), np.zeros(3)):
-        got = core.call(answer, x, name="double", shown=f"x = {core.describe(x)}")
-        core.expect_close(got, 2 * x, name="double", shown=f"x = {core.describe(x)}",
+        got = core.call(answer, x, name="double", shown=f"x = {core.show_input(x)}")
+        core.expect_close(got, 2 * x, name="double", shown=f"x = {core.show_input(x)}",
                           mistakes=[(x, "returned x unchanged; multiply it by 2"), (x ** 2, "squared x instead of doubling it")])
     return "double(x) = 2x on both inputs."
 
@@ -113,9 +113,9 @@ def test_exercise_rejects_a_bad_definition():
         Exercise("t", _double_checks, "one string")
 
 
-def test_describe_and_cases_from_seed():
-    assert core.describe(np.array([1.0, 2.5])) == "[1, 2.5]" and core.describe(np.eye(2)) == "[[1, 0], [0, 1]]"
-    assert core.describe(np.zeros((4, 4))) == "an array of shape (4, 4)"
+def test_show_input_and_cases_from_seed():
+    assert core.show_input(np.array([1.0, 2.5])) == "[1, 2.5]" and core.show_input(np.eye(2)) == "[[1, 0], [0, 1]]"
+    assert core.show_input(np.zeros((4, 4))) == "an array of shape (4, 4)"
     first = core.cases_from_seed(3, 2, lambda rng: (rng.normal(size=2),))
     again = core.cases_from_seed(3, 2, lambda rng: (rng.normal(size=2),))
     assert len(first) == 2 and np.array_equal(first[1][0], again[1][0])

@@ -22,7 +22,7 @@ def _branch(x, w1, w2):
 
 
 def _shown(x, w1, w2, w_s=None) -> str:
-    text = f"x = {core.describe(x)}, W1 of shape {w1.shape}, W2 of shape {w2.shape}"
+    text = f"x = {core.show_input(x)}, W1 of shape {w1.shape}, W2 of shape {w2.shape}"
     return text if w_s is None else f"{text}, W_s of shape {w_s.shape}"
 
 

@@ -190,8 +190,9 @@ def expect_close(got, want, *, name: str, shown: str, mistakes=(), rtol: float =
                   "Work through one entry by hand and compare.")
 
 
-def describe(value) -> str:
-    """A short description of an input for messages: small arrays in full, big ones by shape."""
+def show_input(value) -> str:
+    """An exercise input as the learner sees it in a message: small arrays in full, big ones by
+    shape (unlike validation.describe, which names a bad argument in an error)."""
     array = np.asarray(value.detach() if hasattr(value, "detach") else value, dtype=np.float64)
     if array.size > 6:
         return f"an array of shape {tuple(array.shape)}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from utils.exercises.core import Exercise, Mistake, call, describe, expect_close, expect_float64, require_function
+from utils.exercises.core import Exercise, Mistake, call, show_input, expect_close, expect_float64, require_function
 
 
 # ----- Exercise 04.2: LayerNorm by hand -----------------------------------------------------
@@ -230,7 +230,7 @@ def _all_at_once(f, x, h) -> torch.Tensor:
 def _describe_short(value) -> str:
     """A short description of what a learner returned, for a message."""
     try:
-        return describe(value)
+        return show_input(value)
     except (TypeError, ValueError):
         return repr(value)[:60]
 

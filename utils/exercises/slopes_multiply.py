@@ -19,7 +19,7 @@ def _shown(slopes, residual) -> str:
     if slopes.size > 6 and np.all(slopes == slopes[0]):
         text = f"{slopes.size} layers of slope {slopes[0]:g}"
     else:
-        text = f"layer_slopes = {core.describe(slopes)}"
+        text = f"layer_slopes = {core.show_input(slopes)}"
     return f"{text}, residual={residual}"
 
 

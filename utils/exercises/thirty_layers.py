@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as functional
 
 from utils.blocks import make_stack
-from utils.exercises.core import Exercise, Mistake, call, describe, expect_close, require_function
+from utils.exercises.core import Exercise, Mistake, call, show_input, expect_close, require_function
 from utils.gradient_flow import profile_stack
 
 
@@ -88,7 +88,7 @@ def _check_layer_gradient_norms(answer) -> str:
     name = "layer_gradient_norms"
     answer = require_function(answer, name, 3)
     for stack, x, g, label in _norm_cases():
-        shown = f"{label} (input {describe(x)})"
+        shown = f"{label} (input {show_input(x)})"
         try:
             result = call(answer, stack, x, g, name=name, shown=shown)
         except Mistake as mistake:
