@@ -12,7 +12,12 @@ with "Run All"; then every ``utils.widgets.LivePlot`` in it (found in the page, 
 cell) gets, per enabled slider, one untimed warm-up step and ``steps`` timed keyboard steps,
 per dropdown ``steps // 2`` timed choices, and per slider a jump to its end ("End" key) and
 back ("Home"), to check the heaviest setting shows its busy status. Beside each timing, the
-kernel's own redraw time (``LivePlot.last_seconds``) is read through the kernel.
+kernel's own redraw time (``LivePlot.last_seconds``) and whether the picture had been drawn
+ahead (``LivePlot.last_kept``, see ``utils/pictures.py``) are read through the kernel.
+
+Moves are LOOK_MS apart (plus the two short kernel requests that read those numbers): far
+less than a learner looks at a picture before the next step, so pictures drawn ahead in
+that time would be ready for a learner too.
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import jupyterlab as lab_tools  # noqa: E402  (benchmarks/jupyterlab.py, shared with the browser test)
 
 FLOOR_NOTEBOOK = "notebooks/_browser_floor.ipynb"
+LOOK_MS = 300  # between one picture and the next move: less than a learner looks at it
 FLOOR_CLASS = "liveplot-floor"
 # The floor panel: shaped like a LivePlot (controls in a row, then the picture), nothing else.
 FLOOR_SOURCE = f"""import io, time
@@ -67,9 +73,9 @@ KERNEL_JS = """async ([code, expression]) => {
 }"""
 RESET_CODE = ("import utils.widgets as _uw\n"
               "for _p in _uw.LivePlot.instances: _p.last_seconds = None\n_floor_seconds = None")
-LIVEPLOT_SECONDS = ("__import__('json').dumps([(p.draw.__name__, p.last_seconds) for p in _uw.LivePlot.instances "
-                    "if p.last_seconds is not None])")
-FLOOR_SECONDS = "__import__('json').dumps([['floor', _floor_seconds]])"
+LIVEPLOT_SECONDS = ("__import__('json').dumps([(p.draw.__name__, p.last_seconds, p.last_kept) "
+                    "for p in _uw.LivePlot.instances if p.last_seconds is not None])")
+FLOOR_SECONDS = "__import__('json').dumps([['floor', _floor_seconds, False]])"
 
 
 def _in_kernel(page, code: str, expression: str):
@@ -89,17 +95,17 @@ def _write_floor_notebook(root: Path) -> None:
 
 def _measure_plot(page, plot, steps: int, kernel_expression: str, jumps: bool) -> list[dict]:
     """Timed moves of one panel: ``{"control", "kind", "what", "ms", "decode_ms", "kernel_ms",
-    "draw", "busy", "jump"}`` each."""
+    "draw", "kept", "busy", "jump"}`` each (``kept``: the picture had been drawn ahead)."""
     records = []
 
     def one(control_label, kind, move, jump=False):
         _in_kernel(page, RESET_CODE, "'0'")
         timing = lab_tools.timed_move(page, plot, move)
         seen = _in_kernel(page, "", kernel_expression)
-        draw, seconds = (seen[0] if seen else (None, None))
+        draw, seconds, kept = (seen[0] if seen else (None, None, False))
         timing.update(control=control_label, kind=kind, kernel_ms=None if seconds is None else seconds * 1000,
-                      draw=draw, jump=jump)
-        page.wait_for_timeout(150)  # let the page settle (the kernel is idle already)
+                      draw=draw, kept=bool(kept), jump=jump)
+        page.wait_for_timeout(LOOK_MS)
         return timing
 
     controls = [(kind, control, lab_tools.label_of(control)) for kind, control in lab_tools.liveplot_controls(plot)]
@@ -129,7 +135,7 @@ def measure(notebooks: list[Path], steps: int = 12, log=print) -> dict:
     problem = lab_tools.missing_browser()
     if problem:
         return {"floor": [], "notebooks": {}, "errors": [f"browser part skipped: {problem}"]}
-    results = {"floor": [], "notebooks": {}, "errors": []}
+    results = {"floor": [], "notebooks": {}, "errors": [], "look_ms": LOOK_MS}
     with tempfile.TemporaryDirectory() as folder, lab_tools.running_lab(Path(folder)) as lab, \
             lab_tools.chromium() as browser:
         _write_floor_notebook(lab.root)

@@ -311,7 +311,8 @@ def judge_browser_widget(moves: list[dict], floor: list[dict]) -> dict:
     judged = {"moves": len(steps), "median": median, "p90": p90,
               "median_ratio": median / floor_median if floor_ms else float("nan"),
               "p90_ratio": p90 / floor_p90 if floor_ms else float("nan"),
-              "kernel_median": percentile(kernel, 0.5), "decode_median": percentile(
+              "kernel_median": percentile(kernel, 0.5), "kept": sum(bool(m.get("kept")) for m in steps),
+              "decode_median": percentile(
                   [m["decode_ms"] for m in steps if m.get("decode_ms") is not None], 0.5),
               "heaviest": max(jumps, key=lambda m: m["ms"], default=None),
               "busy_shown": all(m.get("busy") for m in jumps), "misses": []}
@@ -350,7 +351,11 @@ def browser_report(results: dict) -> tuple[str, list[str]]:
         "one-line PNG (60 dpi, a new matplotlib figure each time): "
         f"{percentile(floor_ms, 0.5):.0f} ms median, {percentile(floor_ms, 0.9):.0f} ms p90 over "
         f"{len(floor_ms)} steps ({percentile(floor_kernel, 0.5):.0f} ms of it in the kernel). "
-        "In-kernel is the LivePlot's own redraw time (`last_seconds`) for the same steps. "
+        "In-kernel is the LivePlot's own time for the same steps (`last_seconds`: sending a picture drawn "
+        "ahead, or drawing a new one); \"drawn ahead\" counts the steps whose picture the kernel had drawn "
+        "in the background while the page showed the previous one (`utils/pictures.py`; steps are "
+        f"{results.get('look_ms', '?')} ms apart, plus two short kernel requests that read these numbers). The kernel part "
+        "above gives the time to draw each picture from scratch. "
         "\"Heaviest\" is the slowest jump of a slider to its end (\"End\" key, e.g. depth 1000) or back "
         "(\"Home\"), with whether the busy status showed.",
         "",
@@ -370,13 +375,15 @@ def browser_report(results: dict) -> tuple[str, list[str]]:
             heaviest = judged["heaviest"]
             rows.append([name, widget, controls, judged["moves"], f"{judged['median']:.0f}",
                          f"{judged['p90']:.0f}", f"{judged['median_ratio']:.2f}", f"{judged['p90_ratio']:.2f}",
-                         f"{judged['kernel_median']:.0f}", f"{judged['decode_median']:.0f}",
+                         f"{judged['kernel_median']:.0f}", f"{judged['kept']} of {judged['moves']}",
+                         f"{judged['decode_median']:.0f}",
                          (f"{heaviest['ms']:.0f} ({'busy shown' if judged['busy_shown'] else 'NO busy status'})"
                           if heaviest else "–"),
                          "miss" if judged["misses"] else "pass"])
             misses += [f"{name} {widget}: {miss}" for miss in judged["misses"]]
     lines += [markdown_table(["Notebook", "Widget", "Controls", "Moves", "End to end, median (ms)", "p90 (ms)",
-                              "× floor (median)", "× floor (p90)", "In-kernel median (ms)", "Decode median (ms)",
+                              "× floor (median)", "× floor (p90)", "In-kernel median (ms)", "Drawn ahead",
+                              "Decode median (ms)",
                               "Heaviest (ms)", "Result"], rows) if rows else "No LivePlot found.", ""]
     lines += ["Browser misses:", ""] + ([f"- {miss}" for miss in misses] or ["None."]) + [""]
     return "\n".join(lines), misses

@@ -81,38 +81,44 @@ def measure_panel(panel, min_default_samples: int = 4) -> list[dict]:
     """Time every control of one LivePlot across its sweep; one record per control.
 
     The sweep is repeated until the default has been timed ``min_default_samples`` times,
-    so a checkbox or a two-option choice gets a median too."""
-    records = []
-    for name, control in panel.controls.items():
-        record = {"control": name, "kind": type(control).__name__, "default": repr(control.value)}
-        sweep = sweep_values(control)
-        if sweep is None:
-            record["skipped"] = f"no sweep for a {type(control).__name__}"
-            records.append(record)
-            continue
-        values, extremes = sweep
-        default = values[0]
-        moves, at_default = [], []
-        others = values[1:]
-        passes = -(-min_default_samples // len(others)) if others else 0
+    so a checkbox or a two-option choice gets a median too. Every move is drawn from
+    scratch, with no picture kept or drawn ahead (``LivePlot.keep_pictures``)."""
+    keeping, type(panel).keep_pictures = type(panel).keep_pictures, False
+    try:
+        return [_measure_control(panel, name, control, min_default_samples)
+                for name, control in panel.controls.items()]
+    finally:
+        type(panel).keep_pictures = keeping
+
+
+def _measure_control(panel, name, control, min_default_samples: int) -> dict:
+    record = {"control": name, "kind": type(control).__name__, "default": repr(control.value)}
+    sweep = sweep_values(control)
+    if sweep is None:
+        record["skipped"] = f"no sweep for a {type(control).__name__}"
+        return record
+    values, extremes = sweep
+    default = values[0]
+    moves, at_default = [], []
+    others = values[1:]
+    passes = -(-min_default_samples // len(others)) if others else 0
+    try:
+        for value in others * passes:
+            seconds, own = _time_move(panel, control, value)
+            moves.append({"value": repr(value), "seconds": seconds, "panel_seconds": own,
+                          "extreme": value in extremes})
+            seconds, own = _time_move(panel, control, default)
+            at_default.append(seconds)
+    except Exception as error:  # a benchmark reports a failing redraw, it does not stop
+        record["error"] = f"{type(error).__name__}: {error}"
         try:
-            for value in others * passes:
-                seconds, own = _time_move(panel, control, value)
-                moves.append({"value": repr(value), "seconds": seconds, "panel_seconds": own,
-                              "extreme": value in extremes})
-                seconds, own = _time_move(panel, control, default)
-                at_default.append(seconds)
-        except Exception as error:  # a benchmark reports a failing redraw, it does not stop
-            record["error"] = f"{type(error).__name__}: {error}"
-            try:
-                control.value = default
-            except Exception:
-                pass
-        record["moves"] = moves
-        record["default_seconds"] = at_default
-        record["default_is_extreme"] = default in extremes
-        records.append(record)
-    return records
+            control.value = default
+        except Exception:
+            pass
+    record["moves"] = moves
+    record["default_seconds"] = at_default
+    record["default_is_extreme"] = default in extremes
+    return record
 
 
 def measure_all(path: str | None = None) -> list[dict]:

@@ -292,9 +292,9 @@ def test_percentile_interpolates_between_order_statistics():
         report.percentile([1], 1.5)
 
 
-def _move(ms, kernel_ms=None, jump=False, busy=True, what="slider 'depth' 20 ArrowRight"):
+def _move(ms, kernel_ms=None, jump=False, busy=True, what="slider 'depth' 20 ArrowRight", kept=False):
     return {"what": what, "ms": ms, "decode_ms": 5.0, "kernel_ms": kernel_ms, "jump": jump, "busy": busy,
-            "control": "depth", "kind": "slider", "draw": "draw_x"}
+            "control": "depth", "kind": "slider", "draw": "draw_x", "kept": kept}
 
 
 def test_judge_browser_widget_compares_median_and_p90_with_the_floor():
@@ -313,11 +313,13 @@ def test_judge_browser_widget_compares_median_and_p90_with_the_floor():
 
 def test_browser_report_has_a_row_per_liveplot_and_replaces_its_section():
     results = {"floor": [_move(100, kernel_ms=20)] * 3, "errors": [],
-               "notebooks": {"02_x.ipynb": [{"index": 0, "moves": [_move(120, kernel_ms=60)] * 3}]}}
+               "notebooks": {"02_x.ipynb": [{"index": 0, "moves": [_move(120, kernel_ms=60)] * 2
+                                                      + [_move(120, kernel_ms=60, kept=True)]}]}, "look_ms": 300}
     section, misses = report.browser_report(results)
     assert section.startswith(report.BROWSER_HEADING) and misses == []
-    assert ("| 02_x.ipynb | draw_x (LivePlot 1) | depth | 3 | 120 | 120 | 1.20 | 1.20 | 60 | 5 | – | pass |"
+    assert ("| 02_x.ipynb | draw_x (LivePlot 1) | depth | 3 | 120 | 120 | 1.20 | 1.20 | 60 | 1 of 3 | 5 | – | pass |"
             in section)
+    assert "steps are 300 ms apart" in section
     old = "# Benchmark results\n\n## Widgets\n\ntable\n\n## Misses\n\nNone.\n"
     once = report.with_browser_section(old, section)
     assert once.index("## Widgets\n") < once.index(report.BROWSER_HEADING) < once.index("## Misses")

@@ -100,7 +100,7 @@ def test_check_here_finds_no_problem_and_lists_every_library():
     assert details[0].startswith(f"Python {environment.TESTED_PYTHON}.")
     for name in ("torch", "numpy", "matplotlib", "ipywidgets"):
         assert any(line.startswith(f"{name} {metadata.version(name)} (tested: ") for line in details), name
-    assert report.front_end in environment.FRONT_ENDS and "CPUs" in report.threads
+    assert report.front_end in environment.FRONT_ENDS and "CPU cores" in report.threads
 
 
 def test_check_reports_a_library_that_does_not_import(monkeypatch):
@@ -144,4 +144,4 @@ def test_running_the_module_prints_the_report_and_exits_zero_here():
     result = subprocess.run([sys.executable, "-m", "utils.environment"], capture_output=True, text=True,
                             cwd=ROOT, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("Environment check: no problems found") and "front end: " in result.stdout
+    assert result.stdout.startswith("Environment check: no problems found") and "running in: " in result.stdout

@@ -11,7 +11,7 @@ _FD = ("def finite_difference_jacobian(f, x, eps):\n    columns = []\n    for j 
        "        step = np.eye(len(x))[j] * eps\n")
 
 CASES = [
-    ExerciseCases(ex.BLOCK_JACOBIAN, NOTEBOOK, "block_jacobian", wrong=[
+    ExerciseCases(ex.block_jacobian, NOTEBOOK, "block_jacobian", wrong=[
         ("forgot the identity", _D + "    return W2 @ D @ W1\n", "add the identity"),
         ("transposed", _D + "    return np.eye(len(x)) + W1.T @ D @ W2.T\n", "the result is transposed"),
         ("no switch", "def block_jacobian(x, W1, W2):\n    return np.eye(len(x)) + W2 @ W1\n", "the ReLU's switch D is missing"),
@@ -23,7 +23,7 @@ CASES = [
         ("float32 result", _D + "    return (np.eye(len(x)) + W2 @ D @ W1).astype(np.float32)\n",
          "is float32: keep it in float64. Your formula may be right"),
     ]),
-    ExerciseCases(ex.FINITE_DIFFERENCE, NOTEBOOK, "finite_difference_jacobian", wrong=[
+    ExerciseCases(ex.finite_difference_jacobian, NOTEBOOK, "finite_difference_jacobian", wrong=[
         ("one-sided", _FD + "        columns.append((f(x + step) - f(x)) / eps)\n    return np.stack(columns, axis=1)\n",
          "one-sided difference"),
         ("transposed", _FD + "        columns.append((f(x + step) - f(x - step)) / (2 * eps))\n    return np.stack(columns)\n",

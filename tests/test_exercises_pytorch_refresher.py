@@ -18,7 +18,7 @@ _GC = ("def gradient_check(f, x, h):\n"
        "        step[i] = h\n")
 
 CASES = [
-    ExerciseCases(ex.LAYER_NORM, NOTEBOOK, "layer_norm", wrong=[
+    ExerciseCases(ex.layer_norm, NOTEBOOK, "layer_norm", wrong=[
         ("unbiased variance", _LN + "    return gamma * (x - mean) / torch.sqrt(x.var(dim=-1, keepdim=True) + eps) + beta\n",
          "unbiased variance"),
         ("eps outside the root", _LN + "    return gamma * (x - mean) / (x.std(dim=-1, unbiased=False, keepdim=True) + eps) + beta\n",
@@ -41,7 +41,7 @@ CASES = [
          "    return gamma * (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False) + eps) + beta\n",
          "lost its last dimension"),
     ]),
-    ExerciseCases(ex.GRADIENT_CHECK, NOTEBOOK, "gradient_check", wrong=[
+    ExerciseCases(ex.gradient_check, NOTEBOOK, "gradient_check", wrong=[
         ("one-sided", _GC + "        out[i] = (f((flat + step).reshape(x.shape)) - f(x.detach())) / h\n"
          "    return leaf.grad, out.reshape(x.shape)\n", "one-sided, (f(x + h e_i) - f(x)) / h"),
         ("divided by h", _GC + "        out[i] = (f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / h\n"

@@ -9,7 +9,7 @@ _COPY = "def delete_block(model, k):\n    import copy\n    lesioned = copy.deepc
 _LAG = "def lag1_autocorrelation(values):\n    c = values - values.mean()\n"
 
 CASES = [
-    ExerciseCases(ex.DELETE_BLOCK, NOTEBOOK, "delete_block", wrong=[
+    ExerciseCases(ex.delete_block, NOTEBOOK, "delete_block", wrong=[
         ("off by one (k + 1)", _COPY + "    lesioned.blocks[k + 1] = nn.Identity()\n    return lesioned\n",
          "you deleted block k + 1"),
         ("off by one (k - 1)", _COPY + "    lesioned.blocks[k - 1] = nn.Identity()\n    return lesioned\n",
@@ -22,7 +22,7 @@ CASES = [
         ("deleted the rest", _COPY + "    for i in range(k, len(lesioned.blocks)):\n"
          "        lesioned.blocks[i] = nn.Identity()\n    return lesioned\n", "every block after it"),
     ]),
-    ExerciseCases(ex.LAG1, NOTEBOOK, "lag1_autocorrelation", wrong=[
+    ExerciseCases(ex.lag1_autocorrelation, NOTEBOOK, "lag1_autocorrelation", wrong=[
         ("forgot the mean", "def lag1_autocorrelation(values):\n"
          "    return float(values[1:] @ values[:-1] / (values @ values))\n", "mean is not subtracted"),
         ("lag 0", _LAG + "    return float(c @ c / (c @ c))\n", "lag-0"),

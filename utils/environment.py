@@ -25,8 +25,8 @@ DISTRIBUTION = "residual-course-utils"
 TESTED_PYTHON = "3.11"  # make test and make test-versions run Python 3.11 (binder/runtime.txt too)
 # Distribution name -> import name, where they differ.
 IMPORT_NAMES = {"scikit-learn": "sklearn"}
-NOT_A_KERNEL = "none (not a notebook kernel)"  # python -m utils.environment, pytest
-SCRIPT_KERNEL = "none (a script runs this kernel)"  # nbclient, nbval: how the stored outputs are made
+NOT_A_KERNEL = "a terminal, not a notebook"  # python -m utils.environment, pytest
+SCRIPT_KERNEL = "a script, not a notebook app (as when the course saves its notebooks)"  # nbclient, nbval: how the stored outputs are made
 FRONT_ENDS = ("Colab", "Binder", "VS Code", "JupyterLab", SCRIPT_KERNEL, NOT_A_KERNEL)
 NO_WIDGETS = "sliders will not appear; the static pictures below each widget show its default state"
 
@@ -146,9 +146,11 @@ def _import_problem(name: str) -> str | None:
 def _threads() -> str:
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     torch = sys.modules.get("torch")
-    used = f"torch uses {torch.get_num_threads()}" if torch else "torch not loaded"
+    if not torch:
+        return f"{cpus} CPU cores here (PyTorch is not loaded yet)"
     variable = os.environ.get("OMP_NUM_THREADS")
-    return f"{used} of {cpus} CPUs" + (f" (OMP_NUM_THREADS={variable})" if variable else "")
+    return (f"PyTorch computes on {torch.get_num_threads()} of the {cpus} CPU cores here"
+            + (f" (the setting OMP_NUM_THREADS={variable} asks for that)" if variable else ""))
 
 
 @dataclass
@@ -170,7 +172,7 @@ class Report:
 
     def details(self) -> str:
         """Versions, front end, threads and widgets: these differ from machine to machine."""
-        return "\n".join(self.lines + [f"front end: {self.front_end}", f"threads: {self.threads}",
+        return "\n".join(self.lines + [f"running in: {self.front_end}", f"CPU: {self.threads}",
                                        f"widgets: {self.widgets}"])
 
     def __str__(self) -> str:

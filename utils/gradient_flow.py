@@ -292,6 +292,22 @@ def _shortcut_step(block: nn.Module, shortcut: float):
     return lambda x: block(x) + (shortcut - 1.0) * x
 
 
+def _forward(block: nn.Module, step, weights: WeightStream, x: torch.Tensor, depth: int, *,
+             after_layer=None) -> tuple[torch.Tensor, np.ndarray]:
+    """The input and every layer's output of a streamed stack, ``step(block)`` with layer
+    l's weights loaded into ``block``, as one (depth + 1, *x.shape) buffer (no heap
+    fragments), and each one's ``_stats``."""
+    activations = torch.empty((depth + 1, *x.shape), dtype=x.dtype)
+    activations[0] = x
+    with torch.no_grad():
+        for layer in range(depth):
+            weights.load(block, layer)
+            activations[layer + 1] = step(activations[layer])
+            if after_layer is not None:
+                after_layer(layer)
+    return activations, np.array([_stats(a) for a in activations])
+
+
 def streamed_profile(depth: int, d: int = 128, *, residual: bool = True, norm: str = "pre", scale=1.0,
                      tokens: int = 16, seed: int = 0, weights: WeightStream | None = None,
                      dtype: torch.dtype = torch.float32, shortcut: float = 1.0, nudge: float = 0.0) -> LayerProfile:
@@ -339,13 +355,7 @@ def streamed_profile(depth: int, d: int = 128, *, residual: bool = True, norm: s
         block = make_block(d, residual=residual, norm=norm, scale=scale).to(dtype)
     block.requires_grad_(False)
     step = _shortcut_step(block, shortcut)
-    activations = torch.empty((depth + 1, *x.shape), dtype=dtype)  # one buffer: no heap fragments
-    activations[0] = x
-    with torch.no_grad():
-        for layer in range(depth):
-            weights.load(block, layer)
-            activations[layer + 1] = step(activations[layer])
-    stats = np.array([_stats(a) for a in activations])
+    activations, stats = _forward(block, step, weights, x, depth)
     grad, norms = g, [float(g.norm())]  # only the current gradient is kept, and every norm
     for layer in reversed(range(depth)):
         weights.load(block, layer)
@@ -402,14 +412,8 @@ def depth_sweep(depths, *, d: int = 128, norm: str = "pre", scale=1.0, tokens: i
     results = {}
     for offset, (name, block) in zip((0, 2 * deepest), templates.items()):
         block.requires_grad_(False)
-        activations = torch.empty((deepest + 1, *x.shape), dtype=dtype)  # one buffer: no heap fragments
-        activations[0] = x
-        with torch.no_grad():
-            for layer in range(deepest):
-                weights.load(block, layer)
-                activations[layer + 1] = block(activations[layer])
-                advance(offset + layer + 1)
-        stats = np.array([_stats(a) for a in activations])
+        activations, stats = _forward(block, block, weights, x, deepest,
+                                      after_layer=lambda layer: advance(offset + layer + 1))
         current = {}  # current[D]: the gradient of the depth-D chain at this layer
         norms = {depth: [float(g.norm())] for depth in chains}
         for layer in reversed(range(deepest)):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import functools
 import io
+import threading
 from pathlib import Path
 
 import matplotlib
@@ -17,6 +18,10 @@ from matplotlib.figure import Figure
 from .validation import check_axes, check_bool, check_callable, check_figure, check_float, check_int, check_text, invalid
 
 # Okabe-Ito palette (Okabe & Ito 2008), safe for the common colour-vision deficiencies.
+# matplotlib is not thread-safe (shared fonts, rcParams), and widgets draw pictures ahead in a
+# background thread (utils/pictures.py): every rendering, in any thread, holds this lock.
+DRAWING = threading.RLock()
+
 PLAIN_COLOR = "#D55E00"  # vermillion: every plain (no skip path) curve in the course
 RESIDUAL_COLOR = "#0072B2"  # blue: every residual curve in the course
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
@@ -242,7 +247,8 @@ def figure_png(fig: Figure) -> bytes:
     """Render ``fig`` to PNG bytes (what the notebook stores and the browser shows)."""
     check_figure("fig", fig)
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
+    with DRAWING:
+        fig.savefig(buffer, format="png")
     return buffer.getvalue()
 
 
@@ -274,7 +280,7 @@ def figure_svg(fig: Figure) -> str:
     points) come in as one picture at SVG_RASTER_DPI."""
     check_figure("fig", fig)
     buffer = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "none"}):
+    with DRAWING, matplotlib.rc_context({"svg.fonttype": "none"}):
         fig.savefig(buffer, format="svg", dpi=SVG_RASTER_DPI)
     return buffer.getvalue().replace("<defs>", "<defs>" + _svg_font_style(), 1)
 
@@ -339,7 +345,8 @@ def render(draw, *, width: float = 7.0, height: float = 4.0, **params) -> None:
     cell ending in it stores nothing extra (nbval ignores a trailing ``;``)."""
     check_callable("draw", draw, what="a function draw(fig, **params) -> text")
     fig = empty_figure(width, height)
-    text = draw(fig, **params)
-    show(fig)
+    with DRAWING:
+        text = draw(fig, **params)
+        show(fig)
     if text:
         print(text)

@@ -14,9 +14,11 @@ import ipywidgets as widgets
 from IPython.display import display
 
 from . import plotting
+from .pictures import Pictures, nearby_values
 from .validation import check_callable, check_float, invalid
 
 BUSY = "⏳ computing…"
+AHEAD = 4  # settings drawn ahead after each move: a slider's next steps, a choice's other options
 
 
 class LivePlot:
@@ -24,8 +26,13 @@ class LivePlot:
 
     ``controls`` maps each keyword of ``draw`` to an ipywidgets value widget. Moving any
     control redraws at once (set ``continuous_update=False`` on sliders of slow
-    functions). ``last_seconds`` holds how long the last redraw took, and
-    ``LivePlot.instances`` every live panel of the kernel, so a benchmark can drive them.
+    functions). ``last_seconds`` holds how long the last redraw took (``last_kept``: whether
+    its picture had been drawn ahead), and ``LivePlot.instances`` every live panel of the
+    kernel, so a benchmark can drive them.
+
+    After a learner's move, the settings one move away are drawn ahead in the background
+    (``utils.pictures``), so the next step usually only sends a finished picture. Set
+    ``LivePlot.keep_pictures = False`` to draw every move from scratch (as a benchmark times it).
 
     The picture is an ``Image`` widget and the text an ``HTML`` one, not an ``Output``:
     a redraw is then one message per widget, and notebook executors (nbclient, behind
@@ -34,6 +41,7 @@ class LivePlot:
     """
 
     instances: "weakref.WeakSet[LivePlot]" = weakref.WeakSet()
+    keep_pictures = True
 
     def __init__(self, draw, controls: dict, *, width: float = 7.0, height: float = 4.0):
         check_callable("draw", draw, what="a function draw(fig, **values)")
@@ -54,8 +62,10 @@ class LivePlot:
         self.caption = widgets.HTML(value="")
         self.status.add_class("liveplot-status")
         self.caption.add_class("liveplot-caption")
+        self.pictures = Pictures(self._render, plotting.empty_figure(width, height))
         self.text = None
         self.last_seconds = None
+        self.last_kept = None
         for control in controls.values():
             control.observe(self._on_change, names="value")
         self.widget = widgets.VBox([widgets.HBox(list(controls.values()),
@@ -70,19 +80,41 @@ class LivePlot:
         return {name: control.value for name, control in self.controls.items()}
 
     def update(self) -> None:
-        """Recompute and redraw with the current values, showing a busy state meanwhile."""
-        self.status.value = BUSY
+        """Show the picture for the current values: the one drawn ahead, or a new one
+        (with a busy status meanwhile)."""
         start = time.perf_counter()
-        if not plotting.reuses_axes(self.figure):
-            self.figure.clear()
-        self.text = self.draw(self.figure, **self.values())
-        self.image.value = plotting.figure_svg(self.figure).encode()
+        values = self.values()
+        picture = self.pictures.find(values) if LivePlot.keep_pictures else None
+        self.last_kept = picture is not None
+        if picture is None:
+            self.status.value = BUSY
+            picture = self.pictures.draw(self.figure, values)
+        svg, self.text = picture
+        self.image.value = svg
         self.caption.value = f"<pre>{html.escape(self.text)}</pre>" if self.text else ""
         self.last_seconds = time.perf_counter() - start
         self.status.value = ""
 
-    def _on_change(self, _change) -> None:
+    def _render(self, figure, values: dict) -> tuple[bytes, str | None]:
+        if not plotting.reuses_axes(figure):
+            figure.clear()
+        text = self.draw(figure, **values)
+        return plotting.figure_svg(figure).encode(), text
+
+    def _on_change(self, change) -> None:
         self.update()
+        if LivePlot.keep_pictures:
+            self.pictures.draw_ahead(self.values(), self._next_settings(change["owner"], change["old"])[:AHEAD])
+
+    def _next_settings(self, moved, previous) -> list[dict]:
+        """Settings one move away from now, most likely first: the control just moved,
+        onwards in the direction it moved, then every other control."""
+        now = self.values()
+        down = isinstance(moved, (widgets.IntSlider, widgets.FloatSlider)) and previous > moved.value
+        order = sorted(self.controls.items(), key=lambda item: item[1] is not moved)
+        return [{**now, name: value}
+                for name, control in order if not getattr(control, "disabled", False)
+                for value in nearby_values(control, -1 if down and control is moved else 1)]
 
     def _ipython_display_(self) -> None:
         display(self.widget)

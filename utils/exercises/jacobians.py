@@ -63,7 +63,7 @@ def _check_block(answer) -> str:
             "units: the identity, the switch D and the order of the product are all right.")
 
 
-BLOCK_JACOBIAN = Exercise(
+block_jacobian = Exercise(
     "Exercise 03.1: the Jacobian of a residual block",
     _check_block,
     [
@@ -157,7 +157,7 @@ def _check_difference(answer) -> str:
             "of a smooth map with 3 inputs and 2 outputs and of a residual block, at eps = 1e-3 and 1e-6.")
 
 
-FINITE_DIFFERENCE = Exercise(
+finite_difference_jacobian = Exercise(
     "Exercise 03.2: a central finite-difference Jacobian",
     _check_difference,
     [

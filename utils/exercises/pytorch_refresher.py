@@ -85,7 +85,7 @@ def _check_layer_norm(answer) -> str:
             "biased variance, eps inside the square root, then gamma and beta.")
 
 
-LAYER_NORM = Exercise(
+layer_norm = Exercise(
     "Exercise 04.2: LayerNorm by hand",
     _check_layer_norm,
     [
@@ -136,8 +136,8 @@ def _gradient_cases() -> list[tuple]:
     return [
         (_cubic, torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64), 1e-3,
          "f(x) = sum(x^3) - x_first * x_last at x = [1, -2, 0.5], h = 1e-3"),
-        (_wavy, torch.tensor([[0.3, -1.2], [2.0, 0.7]], dtype=torch.float64), 1e-4,
-         "f(x) = sum(sin x) * sum(cos x) at a (2, 2) matrix x, h = 1e-4"),
+        (_wavy, torch.tensor([0.3, -1.2, 2.0, 0.7], dtype=torch.float64), 1e-4,
+         "f(x) = sum(sin x) * sum(cos x) at x = [0.3, -1.2, 2, 0.7], h = 1e-4"),
         (_tanh_layer, torch.tensor([0.4, -0.1, 1.5], dtype=torch.float64), 1e-6,
          "f(x) = sum(tanh(W x)^2) at x = [0.4, -0.1, 1.5], h = 1e-6"),
     ]
@@ -199,8 +199,8 @@ def _check_gradient(answer) -> str:
                               "values to float32 (7 digits) and dividing by h costs. Somewhere the values were "
                               "computed in float32: keep x, the steps and f's values in float64.") from None
             raise
-    return ("autograd and the central difference agree with the exact gradient on three functions, a vector "
-            "and a matrix x, with steps from 1e-3 to 1e-6, in float64.")
+    return ("autograd and the central difference agree with the exact gradient on three functions of a vector "
+            "x, with steps from 1e-3 to 1e-6, in float64.")
 
 
 def _expect_difference(numeric, want, f, x, h, shown) -> None:
@@ -235,7 +235,7 @@ def _describe_short(value) -> str:
         return repr(value)[:60]
 
 
-GRADIENT_CHECK = Exercise(
+gradient_check = Exercise(
     "Exercise 04.1: autograd checked by a central difference",
     _check_gradient,
     [
@@ -244,7 +244,7 @@ GRADIENT_CHECK = Exercise(
         "Finite-difference part: loop over the entries of x. For entry i build e_i, zero everywhere except a 1 at "
         "entry i (torch.zeros_like(x), then set one entry), and evaluate f at x + h e_i and at x - h e_i.",
         "The central difference is (f(x + h e_i) - f(x - h e_i)) / (2h). Store it at entry i of a tensor shaped "
-        "like x (x.flatten() and .reshape(x.shape) help when x is a matrix).",
+        "like x (torch.zeros_like(x) makes one to fill).",
         "Do every step in float64 (the checker hands you float64 tensors: do not call .float()), and evaluate f "
         "on tensors without requires_grad, or under torch.no_grad(), for the finite difference.",
     ],

@@ -1,7 +1,8 @@
 """Checkers for notebook 10 (the residual stream in a transformer block).
 
 * Exercise 10.1: one sublayer step with its residual connection, pre-LN
-  x + Sublayer(LN(x)) or post-LN LN(x + Sublayer(x)), LayerNorm written by hand.
+  x + Sublayer(LN(x)) or post-LN LN(x + Sublayer(x)), LN without learned scale or shift
+  (``F.layer_norm`` or written by hand, as in notebook 04).
 * Exercise 10.2: the size of the residual stream (its mean square, the mean of its squared entries)
   before the first block and after every block.
 """
@@ -30,7 +31,7 @@ _RAISED = [
                             "it, `h.mean(dim=-1, keepdim=True)` (and the same for the variance), so that it "
                             "broadcasts against the stream."),
     ("dtype", "the checker's streams are float64, and a torch layer such as nn.LayerNorm is built in float32. "
-              "Write LN yourself with tensor operations, as the exercise asks (or call `.double()` on the layer)."),
+              "Use `F.layer_norm(h, h.shape[-1:])`, which has no weights and works in any dtype."),
 ]
 
 
@@ -119,11 +120,10 @@ sublayer_step = Exercise(
     "Exercise 10.1: a pre-LN and a post-LN sublayer",
     _check_sublayer,
     hints=[
-        "Write LayerNorm first, as a small function inside yours: subtract the mean and divide by the "
-        "standard deviation of each token's d features, with a tiny eps inside the square root.",
-        "Each token is the last axis of x: take the mean and the variance with dim=-1 and keepdim=True, "
-        "so they broadcast back against x. The variance is the plain mean of squared deviations "
-        "(unbiased=False), and eps is 1e-5.",
+        "Write LN first, as a small function inside yours: `F.layer_norm(h, h.shape[-1:])` normalises each "
+        "token over its d features (the last axis), with eps = 1e-5 and no learned scale or shift.",
+        "If you write LN by hand instead: the mean and the variance over dim=-1 with keepdim=True, so they "
+        "broadcast back against x; the plain variance (unbiased=False); eps = 1e-5 inside the square root.",
         "Pre-LN: the sublayer reads the normalised stream and its write is added to x itself. Post-LN: "
         "the sublayer reads x itself, and the sum x + write is what gets normalised.",
     ],

@@ -82,7 +82,7 @@ def _check_lesion(answer) -> str:
             "included, and the trained network you were given stays intact.")
 
 
-DELETE_BLOCK = Exercise(
+delete_block = Exercise(
     "Exercise 09.1: delete block k",
     _check_lesion,
     [
@@ -145,7 +145,7 @@ def _check_lag1(answer) -> str:
             "smooth curve with an offset, white noise and an alternating sequence.")
 
 
-LAG1 = Exercise(
+lag1_autocorrelation = Exercise(
     "Exercise 09.2: lag-1 autocorrelation",
     _check_lag1,
     [

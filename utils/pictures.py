@@ -1,0 +1,161 @@
+"""Pictures of a widget's draw function, kept by setting and drawn ahead of the learner.
+
+A redraw of a course figure costs 50-200 ms in matplotlib, about as long as everything else
+between a key press and the new picture on screen together. But the next setting a
+learner asks for is almost always one step away from the current one, and they look at
+each picture for a moment before moving on. So after each move, the settings one step
+away (the next step in the same direction first) are drawn in a background thread into a
+figure of their own, and a move to one of them only has to send the stored picture.
+
+matplotlib is not thread-safe, so every picture is drawn under ``plotting.DRAWING``, the
+lock every rendering of the course holds: the background thread never draws while the
+kernel's own thread does. A move to a setting
+that is being drawn ahead at that moment waits for that drawing instead of starting anew.
+Settings whose picture took longer than SLOW_SECONDS are not drawn ahead of: there the
+learner sees the busy status anyway, and a jump elsewhere must not wait for a guess.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+
+import ipywidgets as widgets
+
+from .plotting import DRAWING
+from .validation import check_callable, check_choice, check_figure, check_int, invalid
+
+IDLE_SECONDS = 30.0  # a background thread with nothing to draw for this long ends
+SLOW_SECONDS = 0.5  # no drawing ahead from a setting whose picture took longer
+
+
+def setting_key(values: dict) -> tuple:
+    """A hashable name for a setting ``{keyword: value}``. Floats are rounded to 12
+    significant digits, so 0.1 + 0.01 (a step computed here) and 0.11 (the browser's
+    step) name one setting."""
+    if not isinstance(values, dict):
+        raise invalid("values", "a dict of control values by keyword", values, error=TypeError)
+    tidy = lambda v: float(f"{v:.12g}") if isinstance(v, float) else v
+    return tuple(sorted((name, tidy(value)) for name, value in values.items()))
+
+
+def nearby_values(control, direction: int = 1) -> list:
+    """The values one move away from ``control``'s value, most likely first: a slider's
+    next step in ``direction`` (+1 up, -1 down: the way it last moved), then the step back;
+    the neighbouring options of a selection slider; every other option of a dropdown or
+    toggle buttons; the other state of a checkbox. Empty for a control it does not know."""
+    if not isinstance(control, widgets.ValueWidget):
+        raise invalid("control", "an ipywidgets value widget", control, error=TypeError)
+    direction = check_choice("direction", direction, (1, -1))
+    value = control.value
+    if isinstance(control, (widgets.IntSlider, widgets.FloatSlider)):
+        steps = (value + direction * control.step, value - direction * control.step)
+        return [v for v in steps if control.min <= v <= control.max]
+    options = getattr(control, "_options_values", None)
+    if options is not None and not isinstance(value, tuple):
+        options = list(options)
+        if isinstance(control, widgets.SelectionSlider):
+            here = options.index(value)
+            return [options[i] for i in (here + direction, here - direction) if 0 <= i < len(options)]
+        return [option for option in options if option != value]
+    if isinstance(control, (widgets.Checkbox, widgets.ToggleButton)):
+        return [not value]
+    return []
+
+
+class Pictures:
+    """The pictures ``render(figure, values) -> picture`` gives, by setting: the last
+    ``capacity`` of them kept, and any setting asked for with ``draw_ahead`` drawn in a
+    background thread into ``spare_figure`` while the kernel is otherwise idle."""
+
+    def __init__(self, render, spare_figure, *, capacity: int = 48):
+        check_callable("render", render, what="a function render(figure, values) -> picture")
+        check_figure("spare_figure", spare_figure)
+        self.capacity = check_int("capacity", capacity, minimum=1, maximum=10_000)
+        self._render = render
+        self._spare = spare_figure
+        self._kept: OrderedDict = OrderedDict()
+        self._wanted: list[dict] = []
+        self._drawing_ahead = None  # the key the background thread is drawing now
+        self._changed = threading.Condition()
+        self._thread = None
+        self.drawn_ahead = 0  # how many pictures the background thread has drawn
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def find(self, values: dict):
+        """The kept picture for ``values``, or None. If that setting is being drawn ahead
+        right now, waits for it. Forgets the settings still waiting to be drawn ahead:
+        the learner has moved, so those guesses are stale."""
+        key = setting_key(values)
+        with self._changed:
+            self._wanted.clear()
+            while self._drawing_ahead == key:
+                self._changed.wait()
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key][0]
+        return None
+
+    def seconds(self, values: dict) -> float | None:
+        """How long the kept picture for ``values`` took to draw (None if none is kept)."""
+        with self._changed:
+            kept = self._kept.get(setting_key(values))
+        return None if kept is None else kept[1]
+
+    def draw(self, figure, values: dict):
+        """Draw ``values`` into ``figure`` now (in the caller's thread), keep and return it."""
+        with DRAWING:
+            start = time.perf_counter()
+            picture = self._render(figure, values)
+            seconds = time.perf_counter() - start
+        with self._changed:
+            self._keep(setting_key(values), picture, seconds)
+        return picture
+
+    def draw_ahead(self, now: dict, settings: list[dict]) -> None:
+        """Draw ``settings`` (the ones a learner may pick next from ``now``) in the background,
+        in this order, replacing earlier requests; nothing if ``now`` was slow to draw."""
+        if not isinstance(settings, list) or not all(isinstance(s, dict) for s in settings):
+            raise invalid("settings", "a list of dicts of control values", settings, error=TypeError)
+        seconds = self.seconds(now)
+        if seconds is None or seconds > SLOW_SECONDS:
+            return
+        with self._changed:
+            self._wanted = [s for s in settings if setting_key(s) not in self._kept]
+            if self._wanted and self._thread is None:
+                self._thread = threading.Thread(target=self._work, name="pictures-ahead", daemon=True)
+                self._thread.start()
+            self._changed.notify_all()
+
+    def _keep(self, key, picture, seconds: float) -> None:
+        self._kept[key] = (picture, seconds)
+        self._kept.move_to_end(key)
+        while len(self._kept) > self.capacity:
+            self._kept.popitem(last=False)
+
+    def _work(self) -> None:
+        while True:
+            with self._changed:
+                if not self._wanted and not self._changed.wait_for(lambda: self._wanted, IDLE_SECONDS):
+                    self._thread = None
+                    return
+                values = self._wanted.pop(0)
+                key = setting_key(values)
+                if key in self._kept:
+                    continue
+                self._drawing_ahead = key
+            try:
+                with DRAWING:
+                    start = time.perf_counter()
+                    picture = self._render(self._spare, values)
+                    seconds = time.perf_counter() - start
+            except Exception:  # the kernel's own redraw of this setting will show the error
+                picture = None
+            with self._changed:
+                self._drawing_ahead = None
+                if picture is not None:
+                    self._keep(key, picture, seconds)
+                    self.drawn_ahead += 1
+                self._changed.notify_all()
