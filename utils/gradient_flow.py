@@ -91,7 +91,7 @@ def format_table(results: dict, *, reference: dict | None = None) -> str:
         if table is None and name == "reference":
             continue
         if not isinstance(table, dict):
-            raise invalid(name, "a dict with keys 'plain' and 'residual' (see published_comparison)", table,
+            raise invalid(name, "a dict with keys 'plain' and 'residual' (see reference_comparison)", table,
                           error=TypeError)
         if any(not isinstance(table.get(column), dict) or set(METRICS) - set(table[column]) for column in columns):
             raise invalid(name, f"a dict with keys 'plain' and 'residual', each holding {', '.join(METRICS)}",
