@@ -94,6 +94,7 @@ ACCEPTS = {
     "utils.slopes.slope_table": {"plain_slope": "negative zero huge", "edit": "zero huge"},
     "utils.slopes.draw_slope_products": {"plain_slope": "negative zero huge", "edit": "zero huge"},
     "utils.slopes.make_panel": {"plain_slope": "zero", "edit": "zero"},  # the sliders' left ends
+    "utils.jacobians.make_panel": {"scale": "zero"},  # the slider's left end: no branch
     "utils.slopes.format_plain": {"value": "negative zero nan inf huge"},  # products that under- or overflowed
     "utils.slopes.format_residual": {"value": "negative zero nan inf huge"},
     "utils.slopes.factor_from_one": {"value": "negative huge"},  # |value| is used

@@ -11,8 +11,8 @@ def _fixup(body: str, copy: bool = True) -> str:
     return "def fixup(model):\n" + start + "    L = len(new.blocks)\n    with torch.no_grad():\n" + body + "    return new\n"
 
 
-_FC2 = "        for b in new.blocks:\n            b.fc2.weight.zero_()\n            b.fc2.bias.zero_()\n"
-_HEAD = "        new.head.weight.zero_()\n        new.head.bias.zero_()\n"
+_FC2 = "        for b in new.blocks:\n            b.fc2.weight.zero_()\n"
+_HEAD = "        new.head.weight.zero_()\n"
 _FC1 = "        for b in new.blocks:\n            b.fc1.weight.mul_({factor})\n"
 
 
@@ -36,7 +36,7 @@ CASES = [
         ("head-kept", _fixup(_FC1.format(factor="L ** -0.5") + _FC2), "classifier (model.head) is not zero"),
         ("no-rescale", _fixup(_FC2 + _HEAD), "not rescaled"),
         ("layers-swapped", _fixup("        for b in new.blocks:\n            b.fc2.weight.mul_(L ** -0.5)\n"
-                                  "            b.fc1.weight.zero_()\n            b.fc1.bias.zero_()\n" + _HEAD),
+                                  "            b.fc1.weight.zero_()\n" + _HEAD),
          "the other way round"),
         ("weight-layers", _fixup("        D = 2 * L + 2\n" + _FC1.format(factor="D ** -0.5") + _FC2 + _HEAD),
          "number of weight layers"),

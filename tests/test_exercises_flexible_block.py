@@ -24,7 +24,7 @@ _ALPHA = "self.alpha = nn.Parameter(torch.zeros(()))"
 _RIGHT = "x + self.alpha * self.fc2(F.gelu(self.fc1(x)))"
 
 CASES = [
-    ExerciseCases(ex.FORWARD, NOTEBOOK, "flexible_forward", wrong=[
+    ExerciseCases(ex.flexible_forward, NOTEBOOK, "flexible_forward", wrong=[
         ("pre normalises the sum", _forward("norm(x + s * branch(x))", _RIGHT_POST), "that is post-norm"),
         ("pre normalises after the sum too", _forward("norm(x + s * branch(norm(x)))", _RIGHT_POST),
          "you normalised the sum as well"),
@@ -43,7 +43,7 @@ CASES = [
         ("post scales the output", _forward(_RIGHT_PRE, "s * norm(x + branch(x))"), "the scale multiplies the whole output"),
         ("float32 output", _forward(f"({_RIGHT_PRE}).float()", _RIGHT_POST), "float32 keeps only about 7 digits: compute"),
     ]),
-    ExerciseCases(ex.REZERO, NOTEBOOK, "ReZeroBlock", wrong=[
+    ExerciseCases(ex.rezero_block, NOTEBOOK, "ReZeroBlock", wrong=[
         ("with a LayerNorm", _rezero(_ALPHA + "\n        self.norm = nn.LayerNorm(d)",
                                      "x + self.alpha * self.fc2(F.gelu(self.fc1(self.norm(x))))"), "contains a LayerNorm"),
         ("alpha a float", _rezero("self.alpha = 0.0", _RIGHT), "must be a learnable parameter"),

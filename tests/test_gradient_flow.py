@@ -8,14 +8,21 @@ from matplotlib.figure import Figure
 from utils import gradient_flow as gf
 from utils.blocks import make_stack
 
+# The one entry of the reference table whose fourth decimal depends on the CPU's float32
+# kernels (the order of the sums): 63.5117 with Intel MKL's AVX2 branch, 63.5116 on an
+# AVX-512/AMX Xeon, 63.5118 in the chapter. Every other entry prints the same four
+# decimals on every backend.
+BACKEND_DEPENDENT = (("plain", "gradient_norm"),)
+BACKEND_TOLERANCE = 2e-4  # for that entry; the others agree to the printed 1e-4
+
 
 def test_reference_table_is_reproduced_to_the_fourth_decimal():
     results = gf.reference_comparison()
     for column in ("plain", "residual"):
         for metric in gf.METRICS:
             want = gf.REFERENCE_TABLE[column][metric]
-            if (column, metric) in gf.BACKEND_DEPENDENT:  # its fourth decimal depends on the float32 kernels
-                assert abs(results[column][metric] - want) <= gf.BACKEND_TOLERANCE, (column, metric)
+            if (column, metric) in BACKEND_DEPENDENT:  # its fourth decimal depends on the float32 kernels
+                assert abs(results[column][metric] - want) <= BACKEND_TOLERANCE, (column, metric)
                 assert f"{results[column][metric]:.3f}" == f"{want:.3f}"
             else:
                 assert round(results[column][metric], 4) == want, (column, metric, results[column][metric])
@@ -49,7 +56,7 @@ def test_profile_of_the_reference_stacks_ends_in_the_table_values():
     assert profile.grad_norm[-1] == pytest.approx(math.sqrt(4 * 32 * 128))  # all-ones upstream: norm 128
     assert round(profile.act_std[-1], 4) == 1.4831
     plain = gf.profile_stack(stacks["plain"], inputs["plain"])
-    assert abs(plain.grad_norm[0] - 63.5118) <= gf.BACKEND_TOLERANCE  # the backend-dependent digit
+    assert abs(plain.grad_norm[0] - 63.5118) <= BACKEND_TOLERANCE  # the backend-dependent digit
     assert round(plain.act_mean[-1], 4) == -0.0082
 
 

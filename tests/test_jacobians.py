@@ -208,3 +208,21 @@ def test_a_redraw_on_the_widget_figure_matches_a_fresh_figure_pixel_for_pixel():
         jacobians.draw_jacobian_products(fresh, depth=depth, scale=scale)
         assert plotting.figure_png(reused) == plotting.figure_png(fresh), (depth, scale)
     assert len(reused.axes) == 2
+
+
+def test_the_panel_starts_at_its_defaults_and_redraws_when_a_slider_moves():
+    panel = jacobians.make_panel()
+    assert panel.values() == {"depth": 50, "scale": 0.1}
+    first = panel.text
+    panel.controls["depth"].value = 200
+    assert panel.text != first and "200" in panel.text
+    assert jacobians.make_panel(depth=5, scale=2.0).values() == {"depth": 5, "scale": 2.0}
+
+
+@pytest.mark.parametrize("keyword, value, message", [
+    ("depth", 0, "depth must be at least 1"), ("depth", 1001, "depth must be at most 1000"),
+    ("scale", 2.5, "scale must be at most 2.0"), ("scale", -0.1, "scale must be at least 0.0"),
+])
+def test_the_panel_refuses_a_start_outside_its_sliders(keyword, value, message):
+    with pytest.raises(ValueError, match=message):
+        jacobians.make_panel(**{keyword: value})

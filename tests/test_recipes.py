@@ -106,7 +106,7 @@ def test_plot_losses_marks_a_nan_run_instead_of_dropping_it():
                                      "rezero": [2.3, 1.0, 0.5]})
     assert note == "stayed finite: rezero; ended in NaN or inf: default, gpt2"
     everything = fig.axes[0]
-    assert everything.get_title() == "All runs: 2 of 3 ended in NaN or inf"
+    assert everything.get_title() == "One run per recipe: 2 of 3 ended in NaN or inf"
     notes = [text.get_text() for text in everything.texts]
     assert notes == ["default: NaN at step 3", "gpt2: inf at step 2"]  # honest names, one under the other
     assert not any("overflow" in line.get_label() for line in everything.lines)
@@ -123,7 +123,7 @@ def test_draw_losses_when_no_run_stayed_finite():
     fig = Figure()
     note = recipes.draw_losses(fig, {"default": [float("nan")]})
     assert note == "stayed finite: none; ended in NaN or inf: default"
-    assert fig.axes[0].get_title() == "All runs: 1 of 1 ended in NaN"
+    assert fig.axes[0].get_title() == "One run per recipe: 1 of 1 ended in NaN"
     assert fig.axes[1].texts[0].get_text() == "no run stayed finite"
 
 

@@ -40,12 +40,6 @@ REFERENCE_TABLE = {
     "residual": {"output_norm": 189.8797, "gradient_norm": 202.0742, "output_mean": 0.0353, "output_std": 1.4831},
 }
 
-# The one entry whose fourth decimal depends on the CPU's float32 kernels (the order of
-# the sums): 63.5117 with Intel MKL's AVX2 branch, 63.5116 on an AVX-512/AMX Xeon, 63.5118
-# in the chapter. Every other entry prints the same four decimals on every backend.
-BACKEND_DEPENDENT = (("plain", "gradient_norm"),)
-BACKEND_TOLERANCE = 2e-4  # for that entry; the others agree to the printed 1e-4
-
 # The widget's fixed probe: width 128 as in the reference table, 16 token vectors.
 WIDGET_D = 128
 WIDGET_TOKENS = 16
@@ -97,7 +91,7 @@ def format_table(results: dict, *, reference: dict | None = None) -> str:
         if table is None and name == "reference":
             continue
         if not isinstance(table, dict):
-            raise invalid(name, "a dict with keys 'plain' and 'residual' (see published_comparison)", table,
+            raise invalid(name, "a dict with keys 'plain' and 'residual' (see reference_comparison)", table,
                           error=TypeError)
         if any(not isinstance(table.get(column), dict) or set(METRICS) - set(table[column]) for column in columns):
             raise invalid(name, f"a dict with keys 'plain' and 'residual', each holding {', '.join(METRICS)}",

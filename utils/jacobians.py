@@ -240,6 +240,25 @@ def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
             + "; ".join(summary) + ".")
 
 
+def make_panel(depth: int = 50, scale: float = 0.1):
+    """Notebook 03's widget: sliders for depth (1 to 1000 layers) and the branch scale s
+    (0 to 2), redrawing ``draw_jacobian_products``."""
+    depth = check_int("depth", depth, minimum=1, maximum=1000)
+    scale = check_float("scale", scale, minimum=0.0, maximum=2.0)
+    import ipywidgets as widgets
+
+    from .widgets import LivePlot
+
+    style = {"description_width": "initial"}
+    controls = {
+        "depth": widgets.IntSlider(value=depth, min=1, max=1000, description="depth (layers)", style=style,
+                                   continuous_update=False),
+        "scale": widgets.FloatSlider(value=scale, min=0.0, max=2.0, step=0.01, description="branch scale s",
+                                     style=style, continuous_update=False),
+    }
+    return LivePlot(draw_jacobian_products, controls, **FIGURE_SIZE)
+
+
 def _two_panels(fig):
     """All curves on the left, the residual ones zoomed in on the right."""
     panels = fig.subplots(1, 2, gridspec_kw={"width_ratios": (3, 2), "wspace": 0.25})

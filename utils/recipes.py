@@ -212,7 +212,7 @@ def plot_losses(ax, losses, *, color: str, label: str) -> str:
 
 
 def draw_losses(fig, histories: dict) -> str:
-    """Training-loss curves of several recipes (recipe -> list of losses) on log axes:
+    """Training-loss curves of several recipes, one run each (recipe -> list of losses), on log axes:
     on the left every run, a run that ended in NaN or inf marked at the top edge at the
     step it did; on the right a close-up of the runs that stayed finite. The loss axis
     spans the finite losses, so a diverged run cannot flatten the others. Returns which
@@ -239,7 +239,7 @@ def draw_losses(fig, histories: dict) -> str:
         everything.set_ylim(shown.min() / 3, shown.max() * 30)  # headroom for the NaN notes
     ends = sorted({"NaN" if np.isnan(losses[-1]) else "inf" for name, losses in histories.items() if name not in trained})
     blown = len(histories) - len(trained)
-    everything.set_title(f"All runs: {blown} of {len(histories)} ended in {' or '.join(ends) or 'NaN'}")
+    everything.set_title(f"One run per recipe: {blown} of {len(histories)} ended in {' or '.join(ends) or 'NaN'}")
     finite.set_title("Close-up: the runs that stayed finite")
     for ax in (everything, finite):
         ax.set_xlabel("training step")

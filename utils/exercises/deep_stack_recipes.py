@@ -80,10 +80,10 @@ def _check_fixup(answer) -> str:
              "you scaled the inner layer by 1/L. Fixup's factor is L^(-1/(2m-2)); with m = 2 layers per "
              "branch that is L^(-1/2) = 1/sqrt(L)."),
             (_weights(_variant(model, fc1=lambda w: w * inner, head=zero), keys),
-             "the last layer of each branch (fc2) is not zero. Fixup zero-initialises it, weight and bias, "
-             "so every block starts as the identity."),
+             "the last layer of each branch (fc2) is not zero. Fixup zero-initialises its weight (its bias is "
+             "already 0), so every block starts as the identity."),
             (_weights(_variant(model, fc1=lambda w: w * inner, fc2=zero), keys),
-             "the classifier (model.head) is not zero. Fixup zero-initialises it too, weight and bias."),
+             "the classifier (model.head) is not zero. Fixup zero-initialises its weight too."),
             (_weights(_variant(model, fc2=zero, head=zero), keys),
              "the inner layer of each branch (fc1) is not rescaled. Multiply its weight by L^(-1/2), L the "
              "number of branches."),
@@ -120,7 +120,7 @@ fixup = Exercise(
         "Change weights inside `with torch.no_grad():`.",
         "L is the number of residual branches: len(new.blocks). Each block has an inner layer fc1 and a last "
         "layer fc2; the classifier is new.head.",
-        "Three changes: zero fc2's weight and bias in every block; zero new.head's weight and bias; multiply "
+        "Three changes: zero fc2's weight in every block; zero new.head's weight; multiply "
         "fc1's weight by L ** (-1 / (2 * m - 2)) with m = 2. In-place tensor methods such as .zero_() and "
         ".mul_() do it.",
     ],

@@ -103,7 +103,7 @@ def _check_forward(answer) -> str:
             "and a single token: the gate at 0 makes pre-norm the exact identity and post-norm LN(x).")
 
 
-FORWARD = Exercise(
+flexible_forward = Exercise(
     "Exercise 05.1: the pre-norm and post-norm forwards",
     _check_forward,
     [
@@ -188,7 +188,7 @@ def _check_rezero(answer) -> str:
             "initialisation, and the right edit once alpha moves, for two widths.")
 
 
-REZERO = Exercise(
+rezero_block = Exercise(
     "Exercise 05.2: ReZero as published",
     _check_rezero,
     [

@@ -161,10 +161,10 @@ finite_difference_jacobian = Exercise(
     "Exercise 03.2: a central finite-difference Jacobian",
     _check_difference,
     [
-        "Column j of the Jacobian says how every output moves when only input j moves. So loop over the inputs j.",
+        "Column j of the Jacobian says how every output moves when only input j moves. The loop over j and "
+        "the stacking are written for you: compute column for one j.",
         "For input j build the step eps * e_j (np.eye(d)[j] * eps, zero except at entry j), and evaluate f at "
         "x + step and at x - step.",
-        "Column j is (f(x + step) - f(x - step)) / (2 * eps). Collect the columns and stack them side by side "
-        "(np.stack(columns, axis=1)), so the result has one row per output and one column per input.",
+        "Column j is (f(x + step) - f(x - step)) / (2 * eps): the two points are 2 eps apart. Keep it in float64.",
     ],
 )
