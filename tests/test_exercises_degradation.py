@@ -21,7 +21,7 @@ _RATIOS = ("def branch_to_skip_ratios(model, x):\n"
            "    for block in probe.blocks:\n")
 
 CASES = [
-    ExerciseCases(ex.RESIDUAL_BLOCK, NOTEBOOK, "ResidualMLPBlock", wrong=[
+    ExerciseCases(ex.residual_mlp_block, NOTEBOOK, "ResidualMLPBlock", wrong=[
         ("ReLU before the sum", _BLOCK + "        return x + torch.relu(branch)\n", "before the sum"),
         ("no ReLU after the sum", _BLOCK + "        return x + branch\n", "ReLU after the sum is missing"),
         ("returned F only", _BLOCK + "        return branch\n", "branch F(x) alone"),
@@ -33,7 +33,7 @@ CASES = [
         ("an instance, not the class", _BLOCK + "        return torch.relu(x + branch)\n\n\n"
          "ResidualMLPBlock = ResidualMLPBlock(8)\n", "Pass the class itself"),
     ]),
-    ExerciseCases(ex.BRANCH_RATIOS, NOTEBOOK, "branch_to_skip_ratios", wrong=[
+    ExerciseCases(ex.branch_to_skip_ratios, NOTEBOOK, "branch_to_skip_ratios", wrong=[
         ("std instead of variance", _RATIOS + "        ratios.append(float(block.branch(h).std() / h.std()))\n"
          "        h = block(h)\n    return ratios\n", "standard deviations"),
         ("inverted", _RATIOS + "        ratios.append(float(h.var() / block.branch(h).var()))\n"

@@ -25,6 +25,7 @@ def log10_gain(jacobians, g):
 NATURAL_LOG = RENORMALISED.replace("math.log10", "math.log")
 WRONG_ORDER = RENORMALISED.replace("reversed(list(jacobians))", "jacobians")
 NO_TRANSPOSE = RENORMALISED.replace("jacobian.T @ v", "jacobian @ v")
+FORWARD_NO_TRANSPOSE = WRONG_ORDER.replace("jacobian.T @ v", "jacobian @ v")
 FROM_G = RENORMALISED.replace("v, total = g / g.norm(), 0.0", "v, total = g, 0.0")
 IN_FLOAT32 = RENORMALISED.replace("v, total = g / g.norm(), 0.0", "v, total = (g / g.norm()).float(), 0.0").replace(
     "jacobian.T @ v", "jacobian.T.float() @ v")
@@ -55,6 +56,7 @@ CASES = [
         ("natural logarithm", NATURAL_LOG, "natural logarithm"),
         ("first Jacobian first", WRONG_ORDER, "wrong order"),
         ("no transpose", NO_TRANSPOSE, "instead of its transpose"),
+        ("forward order and no transpose", FORWARD_NO_TRANSPOSE, "you pushed g forwards through the stack"),
         ("started from g, not g/|g|", FROM_G, "you started from g, not g / |g|"),
         ("float32", IN_FLOAT32, "the size of float32 rounding"),
     ]),

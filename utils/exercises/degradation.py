@@ -9,7 +9,8 @@ import torch
 from torch import nn
 
 from utils.exercises.core import Exercise, Mistake, call, expect_close, require_function
-from utils.mlp import branch_to_skip_ratios, make_mlp
+from utils.mlp import branch_to_skip_ratios as _reference_ratios
+from utils.mlp import make_mlp
 
 # ----- Exercise 08.1: the residual MLP block ---------------------------------------------------
 
@@ -94,7 +95,7 @@ def _check_block(answer) -> str:
             "negative inputs included, and the input left untouched.")
 
 
-RESIDUAL_BLOCK = Exercise(
+residual_mlp_block = Exercise(
     "Exercise 08.1: the residual MLP block",
     _check_block,
     [
@@ -123,7 +124,7 @@ def _ratio_mistakes(model, x) -> list[tuple]:
             frozen.append(float(block.branch(stem).var() / stem.var()))
             branch_path.append(float(block.branch(h).var() / h.var()))
             h = block.branch(h)
-    right = branch_to_skip_ratios(model, x)
+    right = _reference_ratios(model, x)
     return [
         ([r ** 0.5 for r in right], "these are ratios of standard deviations. The exercise asks for variances: "
          "use .var(), not .std()."),
@@ -151,22 +152,23 @@ def _check_ratios(answer) -> str:
             raise Mistake(f"`branch_to_skip_ratios` returned a list of tensors that still track gradients for "
                           f"{shown}. Return floats: `float(...)` of each ratio (under `torch.no_grad()` if you "
                           "like).")
-        want = branch_to_skip_ratios(model, x)
+        want = _reference_ratios(model, x)
         expect_close(got, want, name="branch_to_skip_ratios", shown=shown, mistakes=_ratio_mistakes(model, x),
                      rtol=1e-6, atol=1e-9)
     return ("one Var(branch) / Var(skip) per block, the batch carried through the stem and every whole block, "
             "and the model's BatchNorm statistics left as they were.")
 
 
-BRANCH_RATIOS = Exercise(
+branch_to_skip_ratios = Exercise(
     "Exercise 08.2: branch-to-skip variance ratios",
     _check_ratios,
     [
-        "Start from h = the stem's output. For each block in model.blocks: measure, then move on to the next block.",
-        "The skip carries h itself; the branch adds block.branch(h). Their variances over the whole batch are "
-        "h.var() and block.branch(h).var().",
-        "Move on with the whole block, h = block(h), not with the branch alone.",
-        "BatchNorm in training mode updates its running statistics on every call: work on "
-        "`copy.deepcopy(model).train()` so the model you were given stays as it was.",
+        "Inside the loop, h is the block's input. The skip carries h itself; the branch adds block.branch(h). "
+        "Their variances over the whole batch are h.var() and block.branch(h).var().",
+        "Append float(block.branch(h).var() / h.var()): the branch's variance over the skip's, as a float.",
+        "Then move on with the whole block, h = block(h), not with the branch alone: the next block's input is "
+        "ReLU(h + F(h)).",
+        "Keep the skeleton's copy, `copy.deepcopy(model).train()`: BatchNorm in training mode updates its running "
+        "statistics on every call, and the model you were given must stay as it was.",
     ],
 )

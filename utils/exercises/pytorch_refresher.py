@@ -239,10 +239,10 @@ gradient_check = Exercise(
     "Exercise 04.1: autograd checked by a central difference",
     _check_gradient,
     [
-        "Autograd part: make a fresh leaf copy of x that records operations (x.detach().clone().requires_grad_(True)), "
-        "compute f of it, call .backward() on the result, and read .grad.",
-        "Finite-difference part: loop over the entries of x. For entry i build e_i, zero everywhere except a 1 at "
-        "entry i (torch.zeros_like(x), then set one entry), and evaluate f at x + h e_i and at x - h e_i.",
+        "Autograd part: the skeleton's `leaf` is a copy of x that records operations. Compute f(leaf) and call "
+        ".backward() on the result; leaf.grad then holds the gradient, which the skeleton returns.",
+        "Finite-difference part: inside the loop, build h e_i, zero everywhere except h at entry i "
+        "(step = torch.zeros_like(x), then step[i] = h), and evaluate f at x + step and at x - step.",
         "The central difference is (f(x + h e_i) - f(x - h e_i)) / (2h). Store it at entry i of a tensor shaped "
         "like x (torch.zeros_like(x) makes one to fill).",
         "Do every step in float64 (the checker hands you float64 tensors: do not call .float()), and evaluate f "

@@ -83,6 +83,10 @@ def _check_log10_gain(answer) -> str:
              "Start with the unit vector g / g.norm()."),
             (want * math.log(10), "this is the natural logarithm; the exercise asks for log10 "
                                   "(divide by ln 10, or use math.log10)."),
+            (_backward_log10(jacobians, g, order="left", transpose=False),
+             "you pushed g forwards through the stack: J_0 first and no transposes, the way a change of the "
+             "input travels. A gradient travels backwards: apply the transposes, last block first, "
+             "J_{L-1}^T, then ..., then J_0^T."),
             (_backward_log10(jacobians, g, order="left"),
              "the Jacobians are applied in the wrong order. The gradient starts at the output, so "
              "J_{L-1}^T acts first and J_0^T last."),
