@@ -26,7 +26,7 @@ TESTED_PYTHON = "3.11"  # make test and make test-versions run Python 3.11 (bind
 # Distribution name -> import name, where they differ.
 IMPORT_NAMES = {"scikit-learn": "sklearn"}
 NOT_A_KERNEL = "a terminal, not a notebook"  # python -m utils.environment, pytest
-SCRIPT_KERNEL = "a script, not a notebook app (as when the course saves its notebooks)"  # nbclient, nbval: how the stored outputs are made
+SCRIPT_KERNEL = "a script, not a notebook app"  # nbclient, nbval: how the stored outputs are made
 FRONT_ENDS = ("Colab", "Binder", "VS Code", "JupyterLab", SCRIPT_KERNEL, NOT_A_KERNEL)
 NO_WIDGETS = "sliders will not appear; the static pictures below each widget show its default state"
 

@@ -192,8 +192,8 @@ rezero_block = Exercise(
     "Exercise 05.2: ReZero as published",
     _check_rezero,
     [
-        "In __init__: call super().__init__(), then create the branch's two layers, fc1 (d to 4d) and fc2 (4d to d), "
-        "and the gate alpha.",
+        "In __init__, below the branch's two layers fc1 and fc2 (already written for you), add one more line: "
+        "the gate alpha, a single learnable number that starts at 0.",
         "alpha must be learnable, so wrap a zero in nn.Parameter: one scalar, torch.zeros(()).",
         "In forward: F(x) = fc2(GELU(fc1(x))); return the input plus alpha times that. No LayerNorm anywhere.",
     ],
