@@ -43,6 +43,7 @@ SWAPPED = SCALED.replace("shortcut * h + branch *", "branch * h + shortcut *")
 WHOLE_BLOCK_SCALED = SCALED.replace("shortcut * h + branch * block.branch(block.norm(h))",
                                     "shortcut * (h + branch * block.branch(block.norm(h)))")
 NO_NORM = SCALED.replace("block.branch(block.norm(h))", "block.branch(h)")
+WHOLE_BLOCK_AS_BRANCH = SCALED.replace("block.branch(block.norm(h))", "block(h)")
 SUM_LOSS = SCALED.replace("(h * g).sum()", "h.sum()")
 NO_SKIP = SCALED.replace("shortcut * h + branch *", "branch *")
 SCALED_IN_FLOAT32 = SCALED.replace("x0 = x.detach().clone().requires_grad_(True)",
@@ -64,6 +65,7 @@ CASES = [
         ("shortcut and branch swapped", SWAPPED, "are swapped"),
         ("whole block scaled", WHOLE_BLOCK_SCALED, "whole block output"),
         ("LayerNorm left out", NO_NORM, "normalised input"),
+        ("whole block as the branch", WHOLE_BLOCK_AS_BRANCH, "it already adds its own skip path"),
         ("skip path left out", NO_SKIP, "the skip path is missing"),
         ("float32", SCALED_IN_FLOAT32, "the size of float32 rounding"),
         ("loss output.sum()", SUM_LOSS, "you differentiated output.sum()"),

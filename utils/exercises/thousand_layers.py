@@ -129,6 +129,8 @@ def _scaled_gain(blocks, x, g, shortcut: float, branch: float, *, variant: str =
             out = branch * block.branch(block.norm(out))
         elif variant == "no-norm":
             out = shortcut * out + branch * block.branch(out)
+        elif variant == "whole-block":  # block(h) already adds its own skip path
+            out = shortcut * out + branch * block(out)
         else:
             out = shortcut * out + branch * block.branch(block.norm(out))
     loss = out.sum() if variant == "sum" else (out * g).sum()
@@ -161,6 +163,9 @@ def _check_scaled_stack_gain(answer) -> str:
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="no-skip"),
              "the skip path is missing: each block must add shortcut * x_l to the branch, "
              "x_{l+1} = shortcut * x_l + branch * F(LN(x_l))."),
+            (_scaled_gain(blocks, x, g, shortcut, branch, variant="whole-block"),
+             "you scaled block(x_l), the whole block: it already adds its own skip path, so x_l is counted "
+             "twice. Scale only the branch, F(LN(x_l)), which the block computes from its norm and branch."),
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="no-norm"),
              "the branch must see the normalised input: block.branch(block.norm(x_l)), not block.branch(x_l)."),
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="sum"),
