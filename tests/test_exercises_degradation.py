@@ -22,6 +22,8 @@ _RATIOS = ("def branch_to_skip_ratios(model, x):\n"
 
 CASES = [
     ExerciseCases(ex.residual_mlp_block, NOTEBOOK, "ResidualMLPBlock", wrong=[
+        ("branch ends in a ReLU", _BLOCK + "        return torch.relu(x + torch.relu(branch))\n",
+         "applies a ReLU twice"),
         ("ReLU before the sum", _BLOCK + "        return x + torch.relu(branch)\n", "before the sum"),
         ("no ReLU after the sum", _BLOCK + "        return x + branch\n", "ReLU after the sum is missing"),
         ("returned F only", _BLOCK + "        return branch\n", "branch F(x) alone"),
@@ -44,6 +46,12 @@ CASES = [
          "    return ratios\n", "every block got the stem's output"),
         ("moved on with the branch", _RATIOS + "        ratios.append(float(block.branch(h).var() / h.var()))\n"
          "        h = block.branch(h)\n    return ratios\n", "drops the skip"),
+        ("moved on without the final ReLU", _RATIOS + "        ratios.append(float(block.branch(h).var() / h.var()))\n"
+         "        h = h + block.branch(h)\n    return ratios\n", "without the block's final ReLU"),
+        ("ratio after the sum", _RATIOS + "        branch = block.branch(h)\n        h = h + branch\n"
+         "        ratios.append(float(branch.var() / h.var()))\n    return ratios\n", "after adding the branch"),
+        ("ratio after the block", _RATIOS + "        branch = block.branch(h)\n        h = block(h)\n"
+         "        ratios.append(float(branch.var() / h.var()))\n    return ratios\n", "after moving h on"),
         ("changed the model", "def branch_to_skip_ratios(model, x):\n    model.train()\n"
          "    h, ratios = model.stem(x), []\n    for block in model.blocks:\n"
          "        ratios.append(float(block.branch(h).var() / h.var()))\n        h = block(h)\n    return ratios\n",

@@ -63,6 +63,9 @@ def _block_parts(block: nn.Module, x: torch.Tensor) -> dict:
 def _block_mistakes(x: torch.Tensor, parts: dict) -> list[tuple]:
     branch = parts["branch"]
     return [
+        (torch.relu(x + torch.relu(branch)), "your branch ends in a ReLU, so the block applies a ReLU twice: "
+         "ReLU(x + ReLU(F(x))). F ends with norm2, not with a ReLU; the block's only ReLU outside F comes after "
+         "the sum. Remove the ReLU you put on the branch's output."),
         (x + torch.relu(branch), "the ReLU is applied to the branch before the sum, x + ReLU(F(x)). In this block "
          "the ReLU comes after the sum: ReLU(x + F(x))."),
         (x + branch, "the ReLU after the sum is missing: return ReLU(x + F(x)), not x + F(x)."),
@@ -119,6 +122,17 @@ def _ratio_mistakes(model, x) -> list[tuple]:
             inverted.append(float(h.var() / branch.var()))
             outputs.append(float(block(h).var() / h.var()))
             h = block(h)
+        h, no_relu, after_sum = stem, [], []
+        for block in probe.blocks:
+            no_relu.append(float(block.branch(h).var() / h.var()))
+            branch = block.branch(h)
+            after_sum.append(float(branch.var() / (h + branch).var()))
+            h = h + branch
+        h, after_block = stem, []
+        for block in probe.blocks:
+            branch = block.branch(h)
+            h = block(h)
+            after_block.append(float(branch.var() / h.var()))
         h = stem
         for block in probe.blocks:
             frozen.append(float(block.branch(stem).var() / stem.var()))
@@ -135,6 +149,13 @@ def _ratio_mistakes(model, x) -> list[tuple]:
          "the next block sees what it sees in the network."),
         (branch_path, "you moved on with h = block.branch(h): that drops the skip. Move on with the whole block's "
          "output instead."),
+        (no_relu, "the first ratio is right, the later ones are not: you moved on with h + F(h), the sum without "
+         "the block's final ReLU. The next block's input is the whole block's output, ReLU(h + F(h)): let the "
+         "block compute it instead of adding the branch yourself."),
+        (after_sum, "you divided by the variance of h + F(h), after adding the branch. The skip is h as it was "
+         "before the sum: take the ratio first, then move on, through the whole block with its ReLU."),
+        (after_block, "you divided by the variance of the block's output, after moving h on. The skip is the "
+         "block's input: take the ratio before you move h on."),
     ]
 
 
