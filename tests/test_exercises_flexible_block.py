@@ -37,6 +37,8 @@ CASES = [
         ("post normalises x everywhere", _forward(_RIGHT_PRE, "norm(x) + s * branch(norm(x))"), "fed LN(x) to the branch. Post-norm adds first"),
         ("pre norm on the skip", _forward("norm(x) + s * branch(x)", _RIGHT_POST), "the LayerNorm is on the skip path"),
         ("post no norm", _forward(_RIGHT_PRE, "x + s * branch(x)"), "post-norm returns LN(x + s * F(x))."),
+        ("post normalises the branch", _forward(_RIGHT_PRE, "x + norm(s * branch(x))"),
+         "you normalised the branch's output"),
         ("own LayerNorm", _forward("x + s * branch(F.layer_norm(x, x.shape[-1:]))", _RIGHT_POST),
          "a LayerNorm of your own"),
         ("pre scales the sum", _forward("s * (x + branch(norm(x)))", _RIGHT_POST), "the scale multiplies the whole sum"),
@@ -46,7 +48,8 @@ CASES = [
     ExerciseCases(ex.rezero_block, NOTEBOOK, "ReZeroBlock", wrong=[
         ("with a LayerNorm", _rezero(_ALPHA + "\n        self.norm = nn.LayerNorm(d)",
                                      "x + self.alpha * self.fc2(F.gelu(self.fc1(self.norm(x))))"), "contains a LayerNorm"),
-        ("alpha a float", _rezero("self.alpha = 0.0", _RIGHT), "must be a learnable parameter"),
+        ("alpha a float", _rezero("self.alpha = 0.0", _RIGHT), "`alpha` is a float, so the module does not register it"),
+        ("alpha a plain tensor", _rezero("self.alpha = torch.zeros(())", _RIGHT), "Wrap the zero tensor in `nn.Parameter(...)`"),
         ("alpha starts at 1", _rezero("self.alpha = nn.Parameter(torch.ones(()))", _RIGHT), "ReZero starts it at 0"),
         ("returns the branch", _rezero(_ALPHA, "self.alpha * self.fc2(F.gelu(self.fc1(x)))"), "your block outputs 0"),
         ("alpha on x", _rezero(_ALPHA, "self.alpha * x + self.fc2(F.gelu(self.fc1(x)))"), "alpha multiplies x"),

@@ -145,10 +145,10 @@ def _ratio_mistakes(model, x) -> list[tuple]:
         (inverted, "the ratio is upside down: divide the branch's variance by the skip's, Var(F(h)) / Var(h)."),
         (outputs, "you divided the variance of the whole block's output, ReLU(h + F(h)), by Var(h). Use the branch "
          "alone: block.branch(h)."),
-        (frozen, "every block got the stem's output: after measuring a block, move on with h = block(h), so the "
-         "next block sees what it sees in the network."),
-        (branch_path, "you moved on with h = block.branch(h): that drops the skip. Move on with the whole block, "
-         "h = block(h)."),
+        (frozen, "every block got the stem's output: after measuring a block, set h to that whole block's output, so "
+         "the next block sees what it sees in the network."),
+        (branch_path, "you moved on with h = block.branch(h): that drops the skip. Move on with the whole block's "
+         "output instead."),
         (no_relu, "the first ratio is right, the later ones are not: you moved on with h + F(h), the sum without "
          "the block's final ReLU. The next block's input is the whole block's output, ReLU(h + F(h)): let the "
          "block compute it instead of adding the branch yourself."),
@@ -186,8 +186,8 @@ branch_to_skip_ratios = Exercise(
     [
         "Inside the loop, h is the block's input. The skip carries h itself; the branch adds block.branch(h). "
         "Their variances over the whole batch are h.var() and block.branch(h).var().",
-        "Append float(block.branch(h).var() / h.var()): the branch's variance over the skip's, as a float.",
-        "Then move on with the whole block, h = block(h), not with the branch alone: the next block's input is "
+        "Append the branch's variance divided by the skip's, converted to a Python float with float(...).",
+        "Then move on with the whole block's output, not with the branch's alone: the next block's input is "
         "ReLU(h + F(h)).",
         "Keep the skeleton's copy, `copy.deepcopy(model).train()`: BatchNorm in training mode updates its running "
         "statistics on every call, and the model you were given must stay as it was.",

@@ -80,6 +80,8 @@ def _forward_mistakes(x, s, position, norm, branch) -> list[tuple]:
          "LayerNorm comes after the sum: LN(x + s * F(x))."),
         (x + s * f(x), "the LayerNorm is missing: post-norm returns LN(x + s * F(x))."),
         (norm(x + f(x)), "the scale is missing: LN(x + s * F(x)), with the branch multiplied by s."),
+        (x + norm(s * f(x)), "you normalised the branch's output, x + LN(s * F(x)). Post-norm normalises the "
+         "whole sum, after the skip path is added: LN(x + s * F(x))."),
         (norm(s * f(x)), "the skip path is missing: normalise x + s * F(x), not s * F(x) alone."),
         (s * f(x), "you returned only the branch, s * F(x). Post-norm returns LN(x + s * F(x))."),
     ]
@@ -111,8 +113,9 @@ flexible_forward = Exercise(
         "act, on what does the branch act, and what is added to what?",
         "Pre-norm: the skip path carries x untouched; only the branch's input is normalised. Post-norm: add first, "
         "normalise last.",
-        "Pre-norm is x + s * branch(norm(x)); post-norm applies norm to x + s * branch(x). The scale s multiplies "
-        "the branch's output only, whether s is a number or a gate tensor.",
+        "Pre-norm: call norm on x, feed the result to branch, multiply by s, add x. Post-norm: call branch on x "
+        "itself, multiply by s, add x, and call norm on that sum last. s multiplies the branch's output only, "
+        "whether it is a number or a gate tensor.",
     ],
 )
 
@@ -137,8 +140,10 @@ def _instance(answer, d: int) -> nn.Module:
                       "y = x + alpha * F(x), nothing else.")
     alpha = getattr(block, "alpha", None)
     if not isinstance(alpha, nn.Parameter):
-        raise Mistake("`alpha` must be a learnable parameter: self.alpha = nn.Parameter(torch.zeros(())). "
-                      f"Yours is a {type(alpha).__name__}, which no optimiser would update.")
+        raise Mistake(f"`alpha` is a {type(alpha).__name__}, so the module does not register it as a weight: "
+                      "it is not among block.parameters(), and no optimiser would update it. Wrap the zero "
+                      "tensor in `nn.Parameter(...)`, PyTorch's wrapper that makes a tensor a learnable weight "
+                      "of its module.")
     if alpha.numel() != 1:
         raise Mistake(f"`alpha` has {alpha.numel()} numbers; ReZero uses one scalar per block.")
     if float(alpha.detach()) != 0.0:

@@ -165,6 +165,7 @@ finite_difference_jacobian = Exercise(
         "the stacking are written for you: compute column for one j.",
         "For input j build the step eps * e_j (np.eye(d)[j] * eps, zero except at entry j), and evaluate f at "
         "x + step and at x - step.",
-        "Column j is (f(x + step) - f(x - step)) / (2 * eps): the two points are 2 eps apart. Keep it in float64.",
+        "Column j is f at x + step minus f at x - step, divided by the distance between the two points, 2 eps "
+        "(not eps). Keep it in float64.",
     ],
 )

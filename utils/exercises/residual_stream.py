@@ -181,7 +181,7 @@ def _check_variances(answer) -> str:
             (added_twice, "you added h again, h = h + block(h). Each block already contains its residual "
                           "connection: the new stream is block(h)."),
             ([want[0]] + [_mean_square(block(x)) for block in chosen],
-             "you passed x to every block. Feed each block the stream the previous one returned: h = block(h)."),
+             "you passed x to every block. Feed each block the stream the previous one returned."),
         ]
         try:
             got_list = [float(v) for v in got]
@@ -199,8 +199,8 @@ stream_variances = Exercise(
     hints=[
         "Keep a running stream h, starting at x. Record its size, pass it through the next block, record "
         "again: L blocks give L + 1 numbers.",
-        "Each block already contains its residual connection: h = block(h) is the new stream. Do not add h "
-        "again.",
+        "Each block already contains its residual connection: the block's output is the new stream. Do not "
+        "add h again.",
         "The size to record is the mean of the squared entries of h over every number at once, as a Python "
         "float (float(...)). No square root, and no mean subtracted.",
     ],
