@@ -134,7 +134,7 @@ def _liveplot_state(plot) -> tuple[str | None, str]:
     return source, text
 
 
-SLIDER_STEPS = 3  # keyboard steps per slider, each to a setting not drawn before: one move is too noisy to judge
+SLIDER_STEPS = 3  # keyboard steps per slider: one move is too noisy to judge
 
 
 def _moves(plot) -> list:
@@ -220,6 +220,7 @@ def test_notebook_runs_and_its_widgets_respond_in_jupyterlab(lab, browser, floor
                 assert plot.locator(STDERR).count() == 0, f"{path.name}: LivePlot {index} ({what}) shows stderr output"
                 times.append(timing["ms"])
                 moved.append(f"{what} {timing['ms']:.0f} ms")
+                page.wait_for_timeout(browser_benchmark.LOOK_MS)  # a learner looks before the next step
             if times:
                 median = statistics.median(times)
                 if median > FLOOR_RATIO * floor_ms:

@@ -90,8 +90,10 @@ class LivePlot:
             self.status.value = BUSY
             picture = self.pictures.draw(self.figure, values)
         svg, self.text = picture
-        self.image.value = svg
+        # The text first: the page shows each message in order, so a new picture never sits
+        # above the previous setting's text (the background thread can delay the second message).
         self.caption.value = f"<pre>{html.escape(self.text)}</pre>" if self.text else ""
+        self.image.value = svg
         self.last_seconds = time.perf_counter() - start
         self.status.value = ""
 
