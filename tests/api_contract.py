@@ -70,6 +70,7 @@ ACCEPTS_BY_NAME = {
 
 # function -> parameter -> the kinds it rightly accepts (space-separated), with the reason.
 ACCEPTS = {
+    "utils.widgets.slider": {"low": "negative zero", "high": "huge"},  # any range a slider can show
     "utils.pictures.nearby_values": {"direction": "negative"},  # -1: the slider last moved down
     "utils.blocks.block_numbers": {"d": "huge"},  # a formula, nothing is allocated
     "utils.blocks.check_scale": {"scale": "negative zero huge"},  # any finite branch scale
@@ -367,6 +368,7 @@ VALID = {
     "utils.transformer.draw_gradient_vs_depth": lambda: dict(fig=_figure(), depths=[2, 8], post=[1.0, 1.0],
                                                              pre=[1.0, 0.5]),
     "utils.widgets.LivePlot": lambda: dict(draw=_draw, controls=_controls()),
+    "utils.widgets.slider": lambda: dict(description="depth", value=2, low=1, high=4),
     "utils.pictures.setting_key": lambda: dict(values={"depth": 2, "scale": 0.5}),
     "utils.pictures.nearby_values": lambda: dict(control=_controls()["depth"]),
     "utils.pictures.Pictures": lambda: dict(render=lambda figure, values: None, spare_figure=_figure()),

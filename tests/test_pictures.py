@@ -168,3 +168,16 @@ def test_live_plot_draws_every_move_from_scratch_when_switched_off(monkeypatch):
     assert panel.last_kept is False and panel.pictures.drawn_ahead == 0 and panel.text == "depth 7, scale 1.00"
     depth.value = 5  # drawn before, drawn again
     assert panel.last_kept is False and panel.text == "depth 5, scale 1.00"
+
+
+def test_stop_waits_for_the_picture_in_progress_and_draws_nothing_more():
+    render, calls = _counting_render(delay=0.2)
+    kept = Pictures(render, plotting.empty_figure())
+    kept.draw(plotting.empty_figure(), {"n": 1})
+    kept.draw_ahead({"n": 1}, [{"n": 2}, {"n": 3}])
+    _wait_for(lambda: kept._drawing_ahead is not None)
+    kept.stop()
+    assert kept._thread is None and [n for _, n, _ in calls] == [1, 2]  # n=2 finished, n=3 never started
+    kept.draw_ahead({"n": 1}, [{"n": 4}])
+    time.sleep(0.1)
+    assert kept._thread is None and kept.drawn_ahead == 1

@@ -132,3 +132,20 @@ def test_the_course_widget_factories_move_through_every_setting():
     assert len(texts) >= 6
     flow_panel.controls["residual"].value = False
     assert flow_panel.controls["norm"].disabled and flow_panel.controls["scale"].disabled
+
+
+def test_slider_is_int_for_whole_numbers_and_float_otherwise():
+    from utils.widgets import slider
+
+    depth = slider("depth (layers)", 20, 1, 1000)
+    assert isinstance(depth, ipywidgets.IntSlider) and (depth.value, depth.min, depth.max, depth.step) == (20, 1, 1000, 1)
+    assert depth.continuous_update is False and depth.style.description_width == "initial"
+    scale = slider("scale", 0.1, 0.0, 2.0)
+    assert isinstance(scale, ipywidgets.FloatSlider) and scale.step == 0.01 and scale.value == 0.1
+    assert slider("depth", 18, 2, 200, step=2).step == 2
+    with pytest.raises(ValueError, match="value must be at most 2.0"):
+        slider("scale", 2.5, 0.0, 2.0)
+    with pytest.raises(ValueError, match="low must be at most high = 1"):
+        slider("depth", 3, 3, 1)
+    with pytest.raises(ValueError, match="step must be above 0"):
+        slider("depth", 3, 1, 10, step=0)

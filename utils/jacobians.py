@@ -245,17 +245,10 @@ def make_panel(depth: int = 50, scale: float = 0.1):
     (0 to 2), redrawing ``draw_jacobian_products``."""
     depth = check_int("depth", depth, minimum=1, maximum=1000)
     scale = check_float("scale", scale, minimum=0.0, maximum=2.0)
-    import ipywidgets as widgets
+    from .widgets import LivePlot, slider
 
-    from .widgets import LivePlot
-
-    style = {"description_width": "initial"}
-    controls = {
-        "depth": widgets.IntSlider(value=depth, min=1, max=1000, description="depth (layers)", style=style,
-                                   continuous_update=False),
-        "scale": widgets.FloatSlider(value=scale, min=0.0, max=2.0, step=0.01, description="branch scale s",
-                                     style=style, continuous_update=False),
-    }
+    controls = {"depth": slider("depth (layers)", depth, 1, 1000),
+                "scale": slider("branch scale s", scale, 0.0, 2.0)}
     return LivePlot(draw_jacobian_products, controls, **FIGURE_SIZE)
 
 

@@ -16,17 +16,28 @@ learner sees the busy status anyway, and a jump elsewhere must not wait for a gu
 """
 from __future__ import annotations
 
+import atexit
 import threading
 import time
+import weakref
 from collections import OrderedDict
 
 import ipywidgets as widgets
 
 from .plotting import DRAWING
-from .validation import check_callable, check_choice, check_figure, check_int, invalid
+from .validation import check_callable, check_choice, check_figure, check_float, check_int, invalid
 
 IDLE_SECONDS = 30.0  # a background thread with nothing to draw for this long ends
 SLOW_SECONDS = 0.5  # no drawing ahead from a setting whose picture took longer
+_ALL: "weakref.WeakSet[Pictures]" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_drawing_ahead() -> None:
+    """At interpreter exit, let every background thread finish its picture and end: a thread
+    still inside torch or matplotlib when Python tears down aborts the whole process."""
+    for pictures in list(_ALL):
+        pictures.stop()
 
 
 def setting_key(values: dict) -> tuple:
@@ -79,7 +90,9 @@ class Pictures:
         self._drawing_ahead = None  # the key the background thread is drawing now
         self._changed = threading.Condition()
         self._thread = None
+        self._stopped = False
         self.drawn_ahead = 0  # how many pictures the background thread has drawn
+        _ALL.add(self)
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -123,11 +136,24 @@ class Pictures:
         if seconds is None or seconds > SLOW_SECONDS:
             return
         with self._changed:
+            if self._stopped:
+                return
             self._wanted = [s for s in settings if setting_key(s) not in self._kept]
             if self._wanted and self._thread is None:
                 self._thread = threading.Thread(target=self._work, name="pictures-ahead", daemon=True)
                 self._thread.start()
             self._changed.notify_all()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Draw nothing more ahead; wait (up to ``timeout`` seconds) for a picture in progress."""
+        timeout = check_float("timeout", timeout, minimum=0.0)
+        with self._changed:
+            self._stopped = True
+            self._wanted.clear()
+            thread = self._thread
+            self._changed.notify_all()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
 
     def _keep(self, key, picture, seconds: float) -> None:
         self._kept[key] = (picture, seconds)
@@ -138,7 +164,8 @@ class Pictures:
     def _work(self) -> None:
         while True:
             with self._changed:
-                if not self._wanted and not self._changed.wait_for(lambda: self._wanted, IDLE_SECONDS):
+                self._changed.wait_for(lambda: self._wanted or self._stopped, IDLE_SECONDS)
+                if not self._wanted or self._stopped:
                     self._thread = None
                     return
                 values = self._wanted.pop(0)

@@ -180,17 +180,9 @@ def make_panel(depth: int = 20, plain_slope: float = 0.5, edit: float = 0.05):
     depth = check_int("depth", depth, minimum=1, maximum=1000)
     plain_slope = check_float("plain_slope", plain_slope, minimum=0.0, maximum=2.0)
     edit = check_float("edit", edit, minimum=0.0, maximum=1.0)
-    import ipywidgets as widgets
+    from .widgets import LivePlot, slider
 
-    from .widgets import LivePlot
-
-    style = {"description_width": "initial"}
-    controls = {
-        "depth": widgets.IntSlider(value=depth, min=1, max=1000, description="depth (layers)", style=style,
-                                   continuous_update=False),
-        "plain_slope": widgets.FloatSlider(value=plain_slope, min=0.0, max=2.0, step=0.01,
-                                           description="plain slope", style=style, continuous_update=False),
-        "edit": widgets.FloatSlider(value=edit, min=0.0, max=1.0, step=0.01, description="residual edit ±",
-                                    style=style, continuous_update=False),
-    }
+    controls = {"depth": slider("depth (layers)", depth, 1, 1000),
+                "plain_slope": slider("plain slope", plain_slope, 0.0, 2.0),
+                "edit": slider("residual edit ±", edit, 0.0, 1.0)}
     return LivePlot(draw_slope_products, controls, **FIGURE_SIZE)

@@ -7,6 +7,7 @@ once directly (``plotting.render``) for the static picture of the default state.
 from __future__ import annotations
 
 import html
+import numbers
 import time
 import weakref
 
@@ -15,10 +16,31 @@ from IPython.display import display
 
 from . import plotting
 from .pictures import Pictures, nearby_values
-from .validation import check_callable, check_float, invalid
+from .validation import check_callable, check_float, check_int, check_text, invalid
 
 BUSY = "⏳ computing…"
 AHEAD = 4  # settings drawn ahead after each move: a slider's next steps, a choice's other options
+
+
+def slider(description: str, value, low, high, step=None):
+    """A slider in the course's style: its whole label shows, and it redraws once released,
+    not at every pixel of a drag (the draw functions take tens of milliseconds). Whole
+    numbers give an IntSlider (step 1 unless given), anything else a FloatSlider (step 0.01)."""
+    check_text("description", description)
+    is_int = lambda v: isinstance(v, numbers.Integral) and not isinstance(v, bool)
+    whole = all(is_int(v) for v in (value, low, high)) and (step is None or is_int(step))
+    check = check_int if whole else check_float
+    low = check("low", low)
+    high = check("high", high)
+    if high < low:
+        raise invalid("low", f"at most high = {high}", low)
+    value = check("value", value, minimum=low, maximum=high)
+    step = check("step", 1 if whole else 0.01, minimum=0) if step is None else check("step", step, minimum=0)
+    if step <= 0 or step > high - low > 0:
+        raise invalid("step", f"above 0 and at most high - low = {high - low}", step)
+    kind = widgets.IntSlider if whole else widgets.FloatSlider
+    return kind(value=value, min=low, max=high, step=step, description=description,
+                style={"description_width": "initial"}, continuous_update=False)
 
 
 class LivePlot:
