@@ -117,6 +117,7 @@ ACCEPTS = {
     "utils.progress.Progress": {"total": "huge"},  # a counter, nothing is allocated
     "utils.recipes.branches": {"depth": "huge"},  # a formula
     "utils.training.train": {"lr": "zero huge", "momentum": "zero"},  # a diverging run is a result to show
+    "utils.training.warmup_lr": {"step": "huge", "lr": "zero huge", "warmup_steps": "zero huge"},  # any schedule
     "utils.landscape.loss_surface": {"span": "huge"},  # any positive span slices the surface
     "utils.training_figures.loss_curves": {"window": "huge"},  # clipped to the curve's length
     "utils.training_figures.random_lesions": {"blocks": "huge"},  # a count in the axis label
@@ -357,6 +358,8 @@ VALID = {
     "utils.training.train": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1], steps=2, batch_size=4),
     "utils.training.evaluate": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
     "utils.training.layer_gradient_norms": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
+    "utils.training.warmup_lr": lambda: dict(step=3, lr=0.001, warmup_steps=10),
+    "utils.training.output_change": lambda: dict(before=_stream_input(), after=2 * _stream_input()),
     "utils.transformer.SelfAttention": lambda: dict(d=8, heads=2),
     "utils.transformer.AttentionSublayer": lambda: dict(d=8, heads=2),
     "utils.transformer.TransformerBlock": lambda: dict(d=8, heads=2),
