@@ -188,7 +188,11 @@ def wait_for_idle_kernel(page, lab: Lab, relative_path: str, errors: list) -> No
             " return w?.context?.path === path && w.sessionContext?.session?.kernel?.status === 'idle'; }",
             arg=relative_path, timeout=KERNEL_START_MS)
     except PlaywrightTimeout:
-        raise AssertionError(f"{relative_path}: no idle kernel after {KERNEL_START_MS / 1000:.0f} s; "
+        state = page.evaluate("() => { const w = window.jupyterapp?.shell?.currentWidget;"
+                              " return [w?.context?.path, w?.sessionContext?.session?.kernel?.status,"
+                              " document.querySelector('.jp-Dialog')?.innerText]; }")
+        raise AssertionError(f"{relative_path}: no idle kernel after {KERNEL_START_MS / 1000:.0f} s "
+                             f"(in front: {state[0]}, kernel {state[1]}, dialog: {state[2]}); "
                              f"console: {errors}\nserver log:\n{lab.log_tail()}") from None
 
 
