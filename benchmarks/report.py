@@ -395,14 +395,27 @@ BROWSER_HEADING = "## Widgets in the browser, end to end"
 def with_browser_section(markdown: str, section: str) -> str:
     """``markdown`` (a RESULTS.md) with its browser section replaced by ``section``, or
     ``section`` put before its "## Misses" (at the end if there is none)."""
-    if not section.startswith(BROWSER_HEADING):
-        raise ValueError(f"section must start with {BROWSER_HEADING!r}")
+    return with_section(markdown, section, BROWSER_HEADING)
+
+
+def with_section(markdown: str, section: str, heading: str) -> str:
+    """``markdown`` with the section under ``heading`` replaced by ``section`` (which starts
+    with it), or ``section`` put before its "## Misses" (at the end if there is none)."""
+    if not section.startswith(heading):
+        raise ValueError(f"section must start with {heading!r}")
     section = section.rstrip("\n") + "\n\n"
-    start = markdown.find(BROWSER_HEADING)
+    start = markdown.find(heading)
     if start >= 0:
-        end = markdown.find("\n## ", start + len(BROWSER_HEADING))
+        end = markdown.find("\n## ", start + len(heading))
         return markdown[:start] + section + (markdown[end + 1:] if end >= 0 else "")
     misses = markdown.find("## Misses")
     if misses >= 0:
         return markdown[:misses] + section + markdown[misses:]
     return markdown.rstrip("\n") + "\n\n" + section
+
+
+def write_section(path: Path, section: str, heading: str) -> None:
+    """Put ``section`` (under ``heading``) into the markdown file ``path``, made if missing."""
+    path = Path(path)
+    old = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
+    path.write_text(with_section(old, section, heading), encoding="utf-8")

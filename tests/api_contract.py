@@ -115,6 +115,7 @@ ACCEPTS = {
     "utils.lesion.random_lesion_accuracies": {"k": "zero"},  # delete nothing: the intact accuracy
     "utils.numpy_block.relu": {"z": "negative zero huge array3d"},  # entry by entry, any shape
     "utils.progress.Progress": {"total": "huge"},  # a counter, nothing is allocated
+    "utils.threads.cgroup_cpu_limit": {"root": "string", "proc_cgroup": "string"},  # a missing path: no quota
     "utils.recipes.branches": {"depth": "huge"},  # a formula
     "utils.training.train": {"lr": "zero huge", "momentum": "zero"},  # a diverging run is a result to show
     "utils.training.warmup_lr": {"step": "huge", "lr": "zero huge", "warmup_steps": "zero huge"},  # any schedule
