@@ -59,3 +59,4 @@ student: $(STAMP)
 # One line per exercise: does the reference pass, and what each recorded wrong answer is told.
 exercises-report: $(STAMP)
 	$(BIN)/python scripts/exercises_report.py
+	$(BIN)/python scripts/exercise_mutants.py

@@ -225,11 +225,14 @@ def expect_float64(value, *, what: str, shown: str, why: str) -> None:
         raise Mistake(f"{what} for {shown} is {kind}: keep it in float64. {why}")
 
 
-def expect_close(got, want, *, name: str, shown: str, mistakes=(), rtol: float = 1e-6, atol: float = 1e-9) -> None:
+def expect_close(got, want, *, name: str, shown: str, mistakes=(), rtol: float = 1e-6, atol: float = 1e-9,
+                 terms=()) -> None:
     """``got`` must equal ``want`` (shape, then values). Before saying "wrong values",
     compare ``got`` with each ``(wrong_value, explanation)`` in ``mistakes``: the first that
-    matches names the learner's mistake; then :func:`name_by_shape` names mistakes any
-    exercise can make (sign, constant factor, transpose, last entry only, rounding)."""
+    matches names the learner's mistake; then, if ``want`` is a sum of named ``terms``
+    (``(words, value)`` pairs such as ``("the skip path x", x)``), a term left out or
+    subtracted; then :func:`name_by_shape` names mistakes any exercise can make."""
+    mistakes = list(mistakes) + _term_mistakes(want, terms)
     returned = got
     got = as_array(got, name, shown)
     want = np.asarray(want, dtype=np.float64)
@@ -262,6 +265,19 @@ def expect_close(got, want, *, name: str, shown: str, mistakes=(), rtol: float =
     worst = float(np.max(np.abs(got - want)))
     raise Mistake(f"`{name}` gives wrong values for {shown}: it is off by up to {worst:.3g}. "
                   "Work through one entry by hand and compare.")
+
+
+def _term_mistakes(want, terms) -> list[tuple]:
+    """The wrong results of leaving out, or subtracting, each term of a sum."""
+    want = np.asarray(as_array(want, "", ""), dtype=np.float64)
+    found = []
+    for words, value in terms:
+        value = as_array(value, "", "")
+        if not np.any(value):
+            continue
+        found.append((want - value, f"{words} is missing: the result is a sum, and this term is not in yours."))
+        found.append((want - 2 * value, f"{words} is subtracted; it must be added."))
+    return found
 
 
 def _ratio_name(ratio: float, want: np.ndarray) -> str:
@@ -310,6 +326,13 @@ def name_by_shape(got: np.ndarray, want: np.ndarray, *, rtol: float = 1e-6, atol
             return (f"your result is {ratio:.6g} times the right one everywhere{_ratio_name(ratio, want)}: the "
                     "formula is right up to a constant factor. Look for a wrong divisor or multiplier (a mean "
                     "instead of a sum, a missing or extra 2, n or square root).")
+    if scale > atol and float(np.max(np.abs(got))) > 1e3 * scale:
+        return (f"your result is about {float(np.max(np.abs(got))) / scale:.0e} times larger than the right one: a "
+                "difference of two nearly equal numbers that should cancel does not (a + where a - belongs, or one "
+                "of its terms left out), or a small number divides where it should not.")
+    if want.size > 1 and np.all(got == got.reshape(-1)[0]) and not np.all(want == want.reshape(-1)[0]):
+        return (f"every entry of your result is the same number, {got.reshape(-1)[0]:.4g}, but the right entries "
+                "differ: a loop that never updates its value, or one number spread over the whole result.")
     if want.size > 1:
         offset = float(np.median(got - want))
         if abs(offset) > atol and close(got - offset, want):

@@ -77,6 +77,9 @@ def _block_mistakes(x: torch.Tensor, parts: dict) -> list[tuple]:
         (torch.relu(branch), "the skip is missing: you returned ReLU(F(x)). Add the input x to the branch before "
          "the last ReLU."),
         (branch, "you returned the branch F(x) alone. The block's output is ReLU(x + F(x))."),
+        (torch.relu(x - branch), "the branch is subtracted: the block adds it to the skip path, ReLU(x + F(x))."),
+        (torch.relu(x), "the branch is missing: you returned ReLU(x). The block is ReLU(x + F(x)), "
+         "F(x) = norm2(linear2(ReLU(norm1(linear1(x)))))."),
         (torch.relu(x + parts["unnormalised"]), "the BatchNorm layers are not used: F(x) is "
          "norm2(linear2(ReLU(norm1(linear1(x))))), with a BatchNorm after each Linear."),
     ]
@@ -127,10 +130,12 @@ def _ratio_mistakes(model, x) -> list[tuple]:
     probe = copy.deepcopy(model).train()
     with torch.no_grad():
         stem = probe.stem(x)
-        h, frozen, inverted, outputs, branch_path = stem, [], [], [], []
+        h, frozen, inverted, outputs, branch_path, alone, product = stem, [], [], [], [], [], []
         for block in probe.blocks:
             branch = block.branch(h)
             inverted.append(float(h.var() / branch.var()))
+            alone.append(float(branch.var()))
+            product.append(float(branch.var() * h.var()))
             outputs.append(float(block(h).var() / h.var()))
             h = block(h)
         h, no_relu, after_sum = stem, [], []
@@ -154,6 +159,8 @@ def _ratio_mistakes(model, x) -> list[tuple]:
         ([r ** 0.5 for r in right], "these are ratios of standard deviations. The exercise asks for variances: "
          "use .var(), not .std()."),
         (inverted, "the ratio is upside down: divide the branch's variance by the skip's, Var(F(h)) / Var(h)."),
+        (alone, "these are the branch's variances alone: divide each by the skip's variance, Var(F(h)) / Var(h)."),
+        (product, "you multiplied the two variances: the ratio divides them, Var(F(h)) / Var(h)."),
         (outputs, "you divided the variance of the whole block's output, ReLU(h + F(h)), by Var(h). Use the branch "
          "alone: block.branch(h)."),
         (frozen, "every block got the stem's output: after measuring a block, set h to that whole block's output, so "

@@ -86,6 +86,8 @@ def _forward_mistakes(x, s, position, norm, branch) -> list[tuple]:
          "whole sum, after the skip path is added: LN(x + s * F(x))."),
         (norm(s * f(x)), "the skip path is missing: normalise x + s * F(x), not s * F(x) alone."),
         (s * f(x), "you returned only the branch, s * F(x). Post-norm returns LN(x + s * F(x))."),
+        (norm(x - s * f(x)), "the branch's write is subtracted: post-norm adds it, LN(x + s * F(x))."),
+        (norm(x), "the branch is missing: you returned LN(x). Post-norm returns LN(x + s * F(x))."),
     ]
 
 
@@ -101,8 +103,10 @@ def _check_forward(answer) -> str:
             expect_float64(got, what="your output", shown=shown, why="Your formula may be right, but float32 "
                            "keeps only about 7 digits: compute with x, norm and branch as they are, without .float().")
             want = x + s * branch(norm(x)) if position == "pre" else norm(x + s * branch(x))
+            terms = [("the skip path x", x), ("the scaled branch s * F(LN(x))", s * branch(norm(x)))] \
+                if position == "pre" else ()
             expect_close(got, want, name="flexible_forward", shown=shown, rtol=1e-9, atol=1e-9,
-                         mistakes=_forward_mistakes(x, s, position, norm, branch))
+                         mistakes=_forward_mistakes(x, s, position, norm, branch), terms=terms)
     for s, position, shown in ((0.0, "pre", "pre-norm with a gate alpha = 0"), (0.7, "pre", "pre-norm with a gate "
                                "alpha = 0.7"), (0.0, "post", "post-norm with a gate alpha = 0"),
                                (-0.4, "post", "post-norm with a gate alpha = -0.4")):
@@ -200,7 +204,8 @@ def _check_rezero(answer) -> str:
             tanh_gelu = block.fc2(functional.gelu(block.fc1(x), approximate="tanh"))
             got = call(block, x, name="ReZeroBlock.forward", shown=f"{shown}, alpha = 0.7")
             expect_close(got, x + 0.7 * branch, name="ReZeroBlock.forward", shown=f"{shown}, alpha = 0.7",
-                         rtol=1e-5, atol=1e-6, mistakes=[
+                         rtol=1e-5, atol=1e-6, terms=[("the skip path x", x), ("the gated branch alpha * F(x)",
+                                                                                0.7 * branch)], mistakes=[
                              (0.7 * branch, "you returned only the branch, alpha * F(x). Add the skip path x."),
                              (0.7 * x + branch, "alpha multiplies x. It belongs on the branch: x + alpha * F(x)."),
                              (x + 0.7 * relu, "the branch uses ReLU; this course's branch uses GELU between fc1 "

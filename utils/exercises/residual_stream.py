@@ -110,7 +110,10 @@ def _check_sublayer(answer) -> str:
                 if shown_x.startswith("a batch with one token") and not np.isfinite(as_array(got, "sublayer_step", shown)).all():
                     raise Mistake(f"for {shown}: you got NaN where a token's features are all equal (variance 0). "
                                   "Put eps = 1e-5 inside the square root: sqrt(var + eps).")
-                expect_close(got, wanted, name="sublayer_step", shown=shown, mistakes=mistakes, rtol=1e-5, atol=1e-7)
+                terms = [("the stream x (the skip path)", x), ("the sublayer's write", sub(_norm(x)))] \
+                    if norm == "pre" else ()
+                expect_close(got, wanted, name="sublayer_step", shown=shown, mistakes=mistakes, rtol=1e-5, atol=1e-7,
+                             terms=terms)
                 if hasattr(got, "shape") and tuple(got.shape) != tuple(x.shape):
                     raise Mistake(f"`sublayer_step` returned shape {tuple(got.shape)} for {shown}; it must keep "
                                   f"the stream's shape {tuple(x.shape)}.")
