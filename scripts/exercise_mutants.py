@@ -15,7 +15,7 @@ changes the result is decided apart from the checker: the mutant and the referen
 on the inputs the checker gave the reference, on those inputs slightly scaled and on
 all-zero inputs, and compared by value and (for torch) by the gradients of a fixed random
 projection. Where one check takes long, fewer mutants are tried, spread evenly over the
-sites (about 4 s of checking per exercise; ``--all`` tries every one, at most 40). Per
+sites (about 3 s of checking per exercise; ``--all`` tries every one, at most 40). Per
 exercise the report prints the mutants tried, those that change
 the result or gradients, how many the checker rejected, and how many of those got a
 specific message rather than the fallback ("Work through one entry by hand", or a
@@ -40,7 +40,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 MOST_MUTANTS = 40  # per exercise, spread evenly over the sites found
-SECONDS_PER_EXERCISE = 4.0  # fewer mutants (spread evenly) where one check takes long; --all tries every one
+SECONDS_PER_EXERCISE = 3.0  # fewer mutants (spread evenly) where one check takes long; --all tries every one
 SPECIFIC_SHARE = 0.8
 FALLBACKS = ("Work through one entry by hand", "the checker could not finish")
 PROBE_TIME_LIMIT = 60.0  # only a mutant the checker accepted runs here, and those run as fast as the reference
@@ -382,9 +382,8 @@ def run_case(case, budget: float | None = None) -> dict:
     reference by the oracle, which tells whether it changes the result after all."""
     sources, index = _solution_cell(case.notebook, case.name)
     start = time.perf_counter()
-    case.exercise.check(_define(sources, case.name))
+    oracle = Oracle(case.exercise, _define(sources, case.name))  # one check, and the reference on its inputs
     most = MOST_MUTANTS if budget is None else max(6, min(MOST_MUTANTS, int(budget / (time.perf_counter() - start))))
-    oracle = Oracle(case.exercise, _define(sources, case.name))
     row = {"made": 0, "changed": 0, "rejected": 0, "specific": 0, "accepted": [], "fallback": []}
     for mutant in mutants(sources[index], oracle.uses_torch(), most):
         row["made"] += 1

@@ -46,6 +46,8 @@ CASES = [
          "    mean = x.mean(dim=-1, keepdim=True)\n"
          "    return gamma * (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False, keepdim=True) + eps) + beta\n",
          "no gradient reaches x through them"),
+        ("NumPy detour", _LN + "    y = (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False, keepdim=True) + eps)\n"
+         "    return torch.from_numpy((gamma * y + beta).numpy())\n", "Autograd cannot follow a detour through NumPy"),
     ]),
     ExerciseCases(ex.gradient_check, NOTEBOOK, "gradient_check", wrong=[
         ("one-sided", _GC + "        out[i] = (f((flat + step).reshape(x.shape)) - f(x.detach())) / h\n"

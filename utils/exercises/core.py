@@ -168,6 +168,10 @@ def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, ti
     except SystemExit:
         raise Mistake(f"`{name}` called exit() when called with {shown}; return a value instead.") from None
     except Exception as error:
+        if "numpy() on Tensor that requires grad" in str(error):
+            raise Mistake(f"`{name}` turned a tensor that tracks gradients into NumPy (`.numpy()`) when called with "
+                          f"{shown}. Autograd cannot follow a detour through NumPy, so no gradient would flow back: "
+                          "stay with torch operations.") from None
         raise Mistake(f"`{name}` raised {type(error).__name__} ({error}) when called with {shown}.") from None
     for position, (original, passed) in enumerate(zip(args, passed) if copies else ()):
         if not _same(original, passed):  # values first: `x += f` also switches requires_grad on
@@ -537,7 +541,7 @@ def _not_implemented(error: NotImplementedError, who: str, shown: str) -> str:
     """A NotImplementedError that is not the stub: most often an nn.Module without `forward`."""
     text = str(error)
     if 'missing the required "forward" function' in text:
-        return (f"{who} has no method called `forward` when called with {shown} ({text}). nn.Module runs "
-                "`forward` when a block is called: check its spelling and that `def forward(self, x):` is "
-                "indented inside the class.")
+        return (f"your block has no method called `forward` (PyTorch: {text}; the check called {who} with "
+                f"{shown}). nn.Module runs `forward` when a block is called: check its spelling and that "
+                "`def forward(self, x):` is indented inside the class.")
     return f"{who} raised NotImplementedError ({text}) when called with {shown}."

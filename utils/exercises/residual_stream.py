@@ -65,7 +65,8 @@ def _stream_inputs():
     flat[0, 1] = 0.7  # one token whose features are all equal: only eps keeps LN finite
     return [("a batch of 2 sequences of 3 tokens, width 4", shifted),
             ("3 sequences of 5 tokens, width 8", wide),
-            ("a batch with one token whose 4 features are all equal", flat)]
+            ("a batch with one token whose 4 features are all equal", flat),
+            ("a batch of one sequence of one token, width 4", torch.tensor([[[0.5, -1.5, 2.0, 0.25]]], dtype=torch.float64))]
 
 
 def _check_sublayer(answer) -> str:
