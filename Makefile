@@ -61,6 +61,7 @@ student: $(STAMP)
 # One line per exercise: does the reference pass, and what each recorded wrong answer is told.
 exercises-report: $(STAMP)
 	$(BIN)/python scripts/exercises_report.py
+	$(BIN)/python scripts/exercise_mutants.py
 
 # An nbgrader course in build/nbgrader/: one assignment per notebook, solutions as solution
 # cells, each check an autograded test, homework answers graded by hand; then nbgrader's
