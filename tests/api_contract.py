@@ -122,6 +122,12 @@ ACCEPTS = {
     "utils.landscape.loss_surface": {"span": "huge"},  # any positive span slices the surface
     "utils.training_figures.loss_curves": {"window": "huge"},  # clipped to the curve's length
     "utils.training_figures.random_lesions": {"blocks": "huge"},  # a count in the axis label
+    "utils.hyper_connections.mixing_matrices": {"spread": "zero"},  # no perturbation: the identity
+    "utils.hyper_connections.hyper_stack": {"spread": "zero"},
+    "utils.depth_scaling.branch_scaled_mlp": {"alpha": "zero"},  # multiplier 1: notebook 11's default
+    "utils.depth_scaling.first_step_change": {"alpha": "zero", "lr": "zero"},  # no multiplier; no step
+    "utils.depth_scaling.train_adam": {"lr": "zero"},  # a step that changes nothing
+    "utils.depth_scaling.draw_lr_sweep": {"diverged": "zero huge"},  # any threshold for "diverged"
 }
 
 
@@ -155,6 +161,12 @@ def _data(n: int = 12, features: int = 4):
 
     x = torch.randn(n, features, generator=torch.Generator().manual_seed(0))
     return x, torch.arange(n) % 3
+
+
+def _positive_matrix():
+    import torch
+
+    return torch.tensor([[2.0, 1.0], [1.0, 3.0]], dtype=torch.float64)
 
 
 def _stack():
@@ -335,6 +347,23 @@ VALID = {
     "utils.plotting.plot_log_safe": lambda: dict(ax=_axes(), x=[1, 2], values=[0.5, 2.0], color="C0", label="a"),
     "utils.plotting.render": lambda: dict(draw=_draw),
     "utils.progress.Progress": lambda: dict(total=3),
+    "utils.hyper_connections.sinkhorn": lambda: dict(matrix=_positive_matrix()),
+    "utils.hyper_connections.mixing_matrices": lambda: dict(depth=2),
+    "utils.hyper_connections.composite_gain": lambda: dict(matrices=[_positive_matrix()]),
+    "utils.hyper_connections.HyperConnectionLayer": lambda: dict(mixing=_positive_matrix(), d=4),
+    "utils.hyper_connections.hyper_stack": lambda: dict(depth=2, d=4),
+    "utils.hyper_connections.draw_composite_gain": lambda: dict(fig=_figure(), gains={"a": [1.0, 2.0]}),
+    "utils.looks_linear.crelu": lambda: dict(x=_data()[0]),
+    "utils.looks_linear.looks_linear": lambda: dict(weight=_data()[0]),
+    "utils.looks_linear.LooksLinearMLP": lambda: dict(depth=4, width=8, in_features=4, classes=3),
+    "utils.looks_linear.make_looks_linear_mlp": lambda: dict(depth=4, width=8, in_features=4, classes=3),
+    "utils.depth_scaling.branch_scaled_mlp": lambda: dict(depth=6, alpha=1.0),
+    "utils.depth_scaling.train_adam": lambda: dict(model=_deep_mlp(), x=_data()[0], y=_data()[1], steps=2,
+                                                   batch_size=4),
+    "utils.depth_scaling.lr_sweep": lambda: dict(x=_data(8, 64)[0], y=_data(8, 64)[1], depths=(6,), alphas=(1.0,),
+                                                 lrs=(1e-3,), steps=1, seeds=(0,), batch_size=4),
+    "utils.depth_scaling.draw_lr_sweep": lambda: dict(fig=_figure(), sweep={(1.0, 6): np.array([1.0])}, lrs=(1e-3,)),
+    "utils.depth_scaling.first_step_change": lambda: dict(depth=6, alpha=1.0, x=_data(8, 64)[0], y=_data(8, 64)[1]),
     "utils.recipes.deepnorm_constants": lambda: dict(layers=12),
     "utils.recipes.branches": lambda: dict(depth=56),
     "utils.recipes.NormFreeBlock": lambda: dict(width=8),

@@ -1,0 +1,42 @@
+"""Exercises of notebook 12: the reference passes, recorded wrong answers get their own message."""
+from exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
+
+from utils.exercises import residual_design_now as ex
+
+NOTEBOOK = "12_residual_design_now.ipynb"
+
+
+def _sinkhorn(body: str) -> str:
+    return "def sinkhorn(matrix, iterations):\n    out = matrix\n" + body + "    return out\n"
+
+
+_ROWS = "        out = out / out.sum(dim=1, keepdim=True)\n"
+_COLS = "        out = out / out.sum(dim=0, keepdim=True)\n"
+_LOOP = "    for _ in range(iterations):\n"
+
+CASES = [
+    ExerciseCases(ex.sinkhorn, NOTEBOOK, "sinkhorn", wrong=[
+        ("columns-first", _sinkhorn(_LOOP + _COLS + _ROWS), "columns first"),
+        ("rows-only", _sinkhorn(_LOOP + _ROWS), "only the rows sum to 1"),
+        ("columns-only", _sinkhorn(_LOOP + _COLS), "only the columns sum to 1"),
+        ("one-pass", _sinkhorn(_ROWS.replace("        ", "    ") + _COLS.replace("        ", "    ")),
+         "one iteration whatever"),
+        ("one-too-few", _sinkhorn("    for _ in range(iterations - 1):\n" + _ROWS + _COLS), "one iteration too few"),
+        ("exp", _sinkhorn("    out = torch.exp(matrix)\n" + _LOOP + _ROWS + _COLS), "applied exp"),
+        ("in-place", "def sinkhorn(matrix, iterations):\n    for _ in range(iterations):\n"
+         "        matrix /= matrix.sum(dim=1, keepdim=True)\n        matrix /= matrix.sum(dim=0, keepdim=True)\n"
+         "    return matrix\n", "in place"),
+        ("returns-None", "def sinkhorn(matrix, iterations):\n    out = matrix / matrix.sum()\n", "forget `return`"),
+    ]),
+    ExerciseCases(ex.looks_linear, NOTEBOOK, "looks_linear", wrong=[
+        ("repeated", "def looks_linear(u):\n    return torch.cat([u, u], dim=1)\n", "[U, U]"),
+        ("signs-swapped", "def looks_linear(u):\n    return torch.cat([-u, u], dim=1)\n", "[-U, U]"),
+        ("stacked", "def looks_linear(u):\n    return torch.cat([u, -u], dim=0)\n", "on top of each other"),
+        ("unchanged", "def looks_linear(u):\n    return u\n", "returned U itself"),
+        ("result-passed", "import torch\nlooks_linear = torch.ones(2, 4)\n", "instead of a function"),
+    ]),
+]
+
+test_reference_passes = reference_passes(CASES)
+test_wrong_answers = wrong_answers_are_caught(CASES)
+test_enough = enough_wrong_answers(CASES)

@@ -1,0 +1,152 @@
+"""Branch multipliers L^(-alpha) and the learning rate under Adam: does the best learning
+rate stay put when the network gets deeper?
+
+The model is notebook 11's norm-free residual MLP (``recipes.build_deep_mlp``, He-normal
+weights) with every branch multiplied by the fixed number L^(-alpha), L the number of
+branches: alpha = 1/2 is the 1/sqrt(L) of depth-muP, alpha = 1 the 1/L of CompleteP.
+Adam moves every weight by about the learning rate whatever its gradient's size, so each
+branch's write changes by about L^(-alpha) times a fixed amount, and the L branches
+together change the output by about L^(1 - alpha) times it: growing like sqrt(L) for
+alpha = 1/2, the same at every depth for alpha = 1.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+
+from .plotting import PALETTE, tidy_log_yaxis
+from .recipes import DeepResidualMLP, build_deep_mlp
+from .training import _as_data, evaluate
+from .validation import check_cost, check_figure, check_float, check_int, check_module, check_sequence, invalid
+
+DEPTH_COLORS = (PALETTE[5], PALETTE[0], PALETTE[6])  # shallow to deep: light blue, blue, black
+
+
+def branch_scaled_mlp(depth: int, alpha: float, *, seed: int = 0) -> DeepResidualMLP:
+    """Notebook 11's He-initialised norm-free residual MLP of ``depth`` weight layers with
+    every branch multiplied by the fixed number L^(-``alpha``)."""
+    alpha = check_float("alpha", alpha, minimum=0.0, maximum=2.0)
+    model = build_deep_mlp(depth, "default", seed=seed)
+    for block in model.blocks:
+        block.multiplier = len(model.blocks) ** -alpha
+    return model
+
+
+def train_adam(model, x, y, *, steps: int = 30, lr: float = 1e-3, batch_size: int = 64, seed: int = 0) -> list[float]:
+    """Train ``model`` in place with cross-entropy and Adam (torch's defaults but the
+    learning rate) on mini-batches drawn afresh each step from a generator seeded with
+    ``seed``; return every step's mini-batch loss. A run stops at a non-finite loss."""
+    check_module("model", model)
+    x, y = _as_data(model, x, y)
+    steps = check_int("steps", steps, minimum=1)
+    lr = check_float("lr", lr, minimum=0.0, maximum=10.0)
+    batch_size = check_int("batch_size", batch_size, minimum=1, maximum=len(x))
+    seed = check_int("seed", seed, minimum=0)
+    weights = sum(p.numel() for p in model.parameters())
+    check_cost({"steps": steps}, lambda steps: (0.0, 6.0 * steps * batch_size * weights),
+               what=f"a forward and backward pass per step ({weights} weights, batch_size={batch_size})")
+    generator = torch.Generator().manual_seed(seed)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    model.train()
+    losses = []
+    for _ in range(steps):
+        index = torch.randperm(len(x), generator=generator)[:batch_size]
+        loss = nn.functional.cross_entropy(model(x[index]), y[index])
+        losses.append(float(loss.detach()))
+        if not math.isfinite(losses[-1]):
+            break
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    return losses
+
+
+def lr_sweep(x, y, *, depths=(6, 18, 54), alphas=(0.5, 1.0), lrs=(1e-3, 4e-3, 1.6e-2, 6.4e-2), steps: int = 30,
+             seeds=(0, 1), batch_size: int = 64, progress=None) -> dict:
+    """Train ``branch_scaled_mlp(depth, alpha, seed=seed)`` with ``train_adam`` for
+    ``steps`` steps at every learning rate, and return ``{(alpha, depth): losses}``: the
+    median over ``seeds`` of the loss on all of ``x, y`` after training, one per entry of
+    ``lrs`` (inf for a run that diverged), each run on mini-batches of ``batch_size``.
+    ``progress`` is advanced once per run."""
+    depths = [check_int("depths", d, minimum=4) for d in check_sequence("depths", depths, what="depths")]
+    alphas = [check_float("alphas", a, minimum=0.0, maximum=2.0) for a in check_sequence("alphas", alphas)]
+    lrs = [check_float("lrs", lr, minimum=0.0, maximum=10.0) for lr in check_sequence("lrs", lrs)]
+    seeds = [check_int("seeds", s, minimum=0) for s in check_sequence("seeds", seeds, what="seeds")]
+    if progress is not None and not hasattr(progress, "advance"):
+        raise invalid("progress", "a utils.progress.Progress or None", progress, error=TypeError)
+    runs = len(alphas) * len(lrs) * len(seeds)
+    batch_size = check_int("batch_size", batch_size, minimum=1)
+    check_cost({"steps": check_int("steps", steps, minimum=1), "batch_size": batch_size},
+               lambda steps, batch_size: (0.0, runs * 6.0 * steps * batch_size * sum(d * 4160 for d in depths)),
+               what=f"{runs * len(depths)} training runs")
+    sweep = {}
+    for alpha in alphas:
+        for depth in depths:
+            row = []
+            for lr in lrs:
+                finals = []
+                for seed in seeds:
+                    model = branch_scaled_mlp(depth, alpha, seed=seed)
+                    losses = train_adam(model, x, y, steps=steps, lr=lr, batch_size=batch_size, seed=seed)
+                    final = evaluate(model, x, y)[0] if math.isfinite(losses[-1]) else math.inf
+                    finals.append(final if math.isfinite(final) else math.inf)
+                    if progress is not None:
+                        progress.advance()
+                row.append(float(np.median(finals)))
+            sweep[alpha, depth] = np.array(row)
+    return sweep
+
+
+def draw_lr_sweep(fig, sweep: dict, lrs, *, diverged: float = 10.0) -> str:
+    """One panel per alpha: the loss after training against the learning rate (log-log),
+    one line per depth; a run whose loss ended above ``diverged`` (or non-finite) is drawn
+    as an open triangle at the top. Returns which runs diverged: a coarse statement that
+    holds on every CPU, unlike the lowest point of a curve."""
+    check_figure("fig", fig)
+    if not isinstance(sweep, dict) or not sweep or not all(isinstance(k, tuple) and len(k) == 2 for k in sweep):
+        raise invalid("sweep", "the dict returned by lr_sweep", sweep, error=TypeError)
+    lrs = np.asarray(check_sequence("lrs", lrs), dtype=np.float64)
+    diverged = check_float("diverged", diverged, minimum=0.0)
+    alphas = sorted({alpha for alpha, _ in sweep})
+    depths = sorted({depth for _, depth in sweep})
+    fig.clear()
+    axes = fig.subplots(1, len(alphas), sharey=True, squeeze=False)[0]
+    blown_runs = []
+    for ax, alpha in zip(axes, alphas):
+        for index, depth in enumerate(depths):
+            values = np.asarray(sweep[alpha, depth], dtype=np.float64)
+            if values.shape != lrs.shape:
+                raise invalid("lrs", f"one learning rate per loss ({values.size})", lrs)
+            color = DEPTH_COLORS[index % len(DEPTH_COLORS)]
+            blown = ~(values <= diverged)
+            ax.plot(lrs, np.where(blown, np.nan, values), "o-", color=color,
+                    label=f"depth {depth} (L = {(depth - 2) // 2})")
+            ax.plot(lrs[blown], np.full(blown.sum(), diverged), "^", color=color, mfc="none", ms=9)
+            blown_runs += [f"alpha={alpha:g} at depth {depth}, lr {lr:g}" for lr in lrs[blown]]
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("Adam learning rate")
+        ax.set_title(f"branch multiplier L^-{alpha:g}" + (" (1/sqrt(L))" if alpha == 0.5 else " (1/L)" if alpha == 1 else ""))
+        tidy_log_yaxis(ax)
+    axes[0].set_ylabel("training loss after the run")
+    axes[0].legend(fontsize=9)
+    return (f"loss above {diverged:g} (diverged, drawn as triangles): " + "; ".join(blown_runs) if blown_runs
+            else f"no run ended with a loss above {diverged:g}")
+
+
+def first_step_change(depth: int, alpha: float, x, y, *, lr: float = 1e-3, seed: int = 0) -> float:
+    """How much one Adam step moves the network's output: ||f(w') - f(w)|| / ||f(w)||
+    on inputs ``x`` after one step of learning rate ``lr`` on ``x, y``, computed in float64
+    for ``branch_scaled_mlp(depth, alpha, seed=seed)``. Adam's first step moves every
+    weight by about ``lr`` (the sign of its gradient), whatever the gradient's size."""
+    model = branch_scaled_mlp(depth, alpha, seed=seed).double()
+    x, y = _as_data(model, x.double() if hasattr(x, "double") else x, y)
+    with torch.no_grad():
+        before = model(x)
+    train_adam(model, x, y, steps=1, lr=lr, batch_size=len(x), seed=seed)
+    with torch.no_grad():
+        after = model(x)
+    return float((after - before).norm() / before.norm())

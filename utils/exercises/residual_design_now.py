@@ -1,0 +1,110 @@
+"""Checkers for notebook 12 (residual design now).
+
+* Exercise 12.1: Sinkhorn's normalisation of a positive matrix into a doubly stochastic one,
+  the constraint of manifold-constrained hyper-connections.
+* Exercise 12.2: the looks-linear weight [U, -U] that makes a CReLU layer compute U x.
+"""
+from __future__ import annotations
+
+import torch
+
+from utils.exercises.core import Exercise, Mistake, call, expect_close, require_function, show_input
+
+
+def _positive(rows: int, seed: int) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(seed)
+    return torch.exp(torch.randn(rows, rows, generator=generator, dtype=torch.float64))
+
+
+def _normalise(matrix: torch.Tensor, iterations: int, *, rows_first: bool = True, rows: bool = True,
+               cols: bool = True) -> torch.Tensor:
+    """Alternate normalisations, with switches that reproduce the usual mistakes."""
+    out = matrix
+    for _ in range(iterations):
+        steps = [(1, rows), (0, cols)] if rows_first else [(0, cols), (1, rows)]
+        for dim, on in steps:
+            if on:
+                out = out / out.sum(dim=dim, keepdim=True)
+    return out
+
+
+def _check_sinkhorn(answer) -> str:
+    answer = require_function(answer, "sinkhorn", 2)
+    cases = [(_positive(3, 1), 1), (_positive(4, 2), 3), (_positive(4, 3), 20), (_positive(2, 4), 5)]
+    for matrix, iterations in cases:
+        shown = (f"a positive {matrix.shape[0]}x{matrix.shape[0]} matrix "
+                 f"({show_input(matrix) if matrix.numel() <= 6 else 'random entries'}) and iterations={iterations}")
+        got = call(answer, matrix, iterations, name="sinkhorn", shown=shown)
+        want = _normalise(matrix, iterations)
+        mistakes = [
+            (_normalise(matrix, iterations, rows_first=False),
+             "you normalised the columns first. Each iteration divides the rows by their sums first, then the "
+             "columns; after finitely many iterations the order changes the result."),
+            (_normalise(matrix, iterations, cols=False),
+             "only the rows sum to 1: each iteration must also divide every column by its sum."),
+            (_normalise(matrix, iterations, rows=False),
+             "only the columns sum to 1: each iteration must also divide every row by its sum first."),
+            (_normalise(matrix, 1), "you ran one iteration whatever `iterations` says: loop `iterations` times."),
+            (_normalise(matrix / matrix.max(), iterations, rows=False, cols=False),
+             "you divided by the largest entry. Divide each row (then each column) by its own sum."),
+            (_normalise(torch.exp(matrix), iterations),
+             "you applied exp to the matrix. Its entries are positive already: normalise it as it is."),
+        ]
+        mistakes.append((_normalise(matrix, iterations - 1),
+                         "you ran one iteration too few: loop exactly `iterations` times."))
+        expect_close(got, want, name="sinkhorn", shown=shown, mistakes=mistakes, rtol=1e-9, atol=1e-12)
+    return ("rows then columns divided by their sums, `iterations` times, on 2x2 to 4x4 matrices; with 20 "
+            "iterations every row and column sums to 1.")
+
+
+sinkhorn = Exercise(
+    "Exercise 12.1: Sinkhorn's doubly stochastic matrix",
+    _check_sinkhorn,
+    hints=[
+        "`matrix.sum(dim=1, keepdim=True)` is the column of row sums; dividing by it makes every row sum to 1. "
+        "`dim=0` gives the row of column sums.",
+        "Start from `out = matrix` and write `out = out / ...` (a new tensor) rather than `/=`, so the caller's "
+        "matrix is untouched.",
+        "Loop `iterations` times; in each pass divide by the row sums, then by the column sums.",
+    ],
+)
+
+
+def _crelu(x: torch.Tensor) -> torch.Tensor:
+    return torch.cat([torch.relu(x), torch.relu(-x)], dim=-1)
+
+
+def _check_looks_linear(answer) -> str:
+    answer = require_function(answer, "looks_linear", 1)
+    generator = torch.Generator().manual_seed(12)
+    for rows, cols in ((3, 3), (2, 5), (4, 2)):
+        u = torch.randn(rows, cols, generator=generator, dtype=torch.float64)
+        shown = f"a {rows}x{cols} matrix U"
+        got = call(answer, u, name="looks_linear", shown=shown)
+        want = torch.cat([u, -u], dim=1)
+        mistakes = [
+            (torch.cat([u, u], dim=1), "you repeated U as [U, U]: applied to [ReLU(x), ReLU(-x)] it computes "
+                                       "U |x|, not U x. The second half must be -U."),
+            (torch.cat([-u, u], dim=1), "you returned [-U, U], which computes -U x: the half that meets ReLU(x) "
+                                        "is U, the half that meets ReLU(-x) is -U."),
+            (torch.cat([u, -u], dim=0), "you stacked U and -U on top of each other (shape (2 out, in)). Put them "
+                                        "side by side, torch.cat([...], dim=1): the layer reads 2 in numbers."),
+            (u, "you returned U itself; the layer after CReLU reads twice as many numbers, [U, -U]."),
+        ]
+        expect_close(got, want, name="looks_linear", shown=shown, mistakes=mistakes, rtol=1e-12, atol=1e-12)
+        x = torch.randn(6, cols, generator=generator, dtype=torch.float64)
+        if not torch.allclose(_crelu(x) @ torch.as_tensor(got, dtype=torch.float64).T, x @ u.T):
+            raise Mistake(f"for {shown}: your weight applied to crelu(x) does not give U x.")
+    return "W = [U, -U] side by side, so W crelu(x) = U ReLU(x) - U ReLU(-x) = U x, for square and non-square U."
+
+
+looks_linear = Exercise(
+    "Exercise 12.2: the looks-linear weight",
+    _check_looks_linear,
+    hints=[
+        "crelu(x) is [ReLU(x), ReLU(-x)]: twice as many numbers as x. The weight after it has twice as many "
+        "columns as U.",
+        "ReLU(x) - ReLU(-x) = x for every number x. Which halves of W must multiply ReLU(x) and ReLU(-x)?",
+        "`torch.cat([a, b], dim=1)` puts two matrices side by side.",
+    ],
+)

@@ -1,0 +1,160 @@
+"""Hyper-connections: several residual streams mixed on the skip path by an n x n matrix,
+and the doubly stochastic constraint (Sinkhorn) of manifold-constrained hyper-connections.
+
+A hyper-connection layer keeps n copies of the residual stream, ``X`` of shape
+(..., n, d), and computes
+
+    X <- H X + post * F(LN(pre . X))
+
+``H`` (n x n) mixes the streams on the skip path, ``pre`` (all 1/n here) reads the branch's
+input as the streams' average, and ``post`` (all 1 here) adds the branch's write to every
+stream. With n = 1 and H = 1 it is the course's pre-LN residual block. Over L layers the
+skip path multiplies the streams by H_L ... H_1; an unconstrained H that drifts away from
+the identity compounds like any product (notebook 07). A doubly stochastic H (entries >= 0,
+every row and every column summing to 1) keeps the product doubly stochastic, so no stream
+is amplified, and the column sums of 1 make the streams' average an exact residual stream.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from .blocks import ResidualBlock
+from .plotting import PALETTE, plot_log_safe, tidy_log_yaxis
+from .validation import check_bool, check_cost, check_figure, check_float, check_int, check_tensor, invalid
+
+HC_COLOR = PALETTE[1]  # unconstrained hyper-connections
+MHC_COLOR = PALETTE[2]  # doubly stochastic (Sinkhorn) hyper-connections
+
+
+def sinkhorn(matrix: torch.Tensor, iterations: int = 20) -> torch.Tensor:
+    """Make a square matrix of positive entries doubly stochastic (Sinkhorn-Knopp):
+    ``iterations`` times, divide every row by its sum, then every column by its sum.
+    Returns a new tensor: the columns sum to 1 exactly, the rows to 1 within a tolerance
+    that shrinks with the iterations."""
+    check_tensor("matrix", matrix, ndim=2, shape_text="(n, n)")
+    if matrix.shape[0] != matrix.shape[1] or matrix.shape[0] == 0:
+        raise invalid("matrix", "a square (n, n) tensor with n >= 1", matrix)
+    if not bool(torch.isfinite(matrix).all()) or not bool((matrix > 0).all()):
+        raise invalid("matrix", "a tensor of finite positive entries (for example torch.exp(logits))", matrix)
+    iterations = check_int("iterations", iterations, minimum=1, maximum=10_000)
+    out = matrix
+    for _ in range(iterations):
+        out = out / out.sum(dim=1, keepdim=True)
+        out = out / out.sum(dim=0, keepdim=True)
+    return out
+
+
+def mixing_matrices(depth: int, streams: int = 4, *, spread: float = 0.2, constrained: bool = False,
+                    seed: int = 0) -> list[torch.Tensor]:
+    """``depth`` stream-mixing matrices (float64, ``streams`` x ``streams``), each drawn
+    near the identity, as learning might leave hyper-connections that start there.
+
+    Layer l draws G_l (standard normal). Unconstrained: H_l = I + ``spread`` G_l.
+    Constrained: H_l = sinkhorn(exp(4 I + ``spread`` G_l)), the same perturbation of
+    logits whose softmax-like weights put about 0.95 on the diagonal; the same seed gives
+    the same G_l in both."""
+    depth = check_int("depth", depth, minimum=1)
+    streams = check_int("streams", streams, minimum=1)
+    spread = check_float("spread", spread, minimum=0.0, maximum=10.0)
+    constrained = check_bool("constrained", constrained)
+    seed = check_int("seed", seed, minimum=0)
+    check_cost({"depth": depth, "streams": streams},
+               lambda depth, streams: (8.0 * depth * streams ** 2, 100.0 * depth * streams ** 2),
+               what="the mixing matrices")
+    generator = torch.Generator().manual_seed(seed)
+    eye = torch.eye(streams, dtype=torch.float64)
+    out = []
+    for _ in range(depth):
+        noise = torch.randn(streams, streams, generator=generator, dtype=torch.float64)
+        out.append(sinkhorn(torch.exp(4 * eye + spread * noise), 50) if constrained else eye + spread * noise)
+    return out
+
+
+def _check_matrices(matrices, name: str = "matrices") -> list[torch.Tensor]:
+    if isinstance(matrices, torch.Tensor) or not isinstance(matrices, (list, tuple)) or not matrices:
+        raise invalid(name, "a non-empty list of square tensors (from mixing_matrices)", matrices,
+                      error=TypeError)
+    n = None
+    for matrix in matrices:
+        check_tensor(name, matrix, ndim=2, shape_text="(n, n)")
+        if matrix.shape[0] != matrix.shape[1] or (n is not None and matrix.shape[0] != n):
+            raise invalid(name, "square tensors all of the same size", matrix)
+        n = matrix.shape[0]
+    return list(matrices)
+
+
+def composite_gain(matrices) -> np.ndarray:
+    """The most the skip path can amplify a stream after 1, 2, ..., L layers: the largest
+    absolute row sum of the product H_l ... H_1 (its infinity norm), for each l. It is
+    exactly 1 for every product of doubly stochastic matrices."""
+    matrices = _check_matrices(matrices)
+    product = torch.eye(matrices[0].shape[0], dtype=torch.float64)
+    gains = []
+    for matrix in matrices:
+        product = matrix.double() @ product
+        gains.append(float(product.abs().sum(dim=1).max()))
+    return np.array(gains)
+
+
+class HyperConnectionLayer(nn.Module):
+    """One layer X <- H X + F(LN(mean of the streams)) added to every stream, on X of
+    shape (..., n, d). F is the course's pre-LN block branch (``blocks.ResidualBlock``:
+    LayerNorm, Linear(d, 4d), GELU, Linear(4d, d))."""
+
+    def __init__(self, mixing: torch.Tensor, d: int):
+        super().__init__()
+        _check_matrices([mixing], "mixing")
+        d = check_int("d", d, minimum=1)
+        self.register_buffer("mixing", mixing.detach().clone())
+        self.d = d
+        self.block = ResidualBlock(d, norm="pre")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_tensor("x", x, last_dim=self.d)
+        n = self.mixing.shape[0]
+        if x.ndim < 2 or x.shape[-2] != n:
+            raise invalid("x", f"a tensor of shape (..., {n}, {self.d}): {n} streams of width {self.d}", x)
+        write = self.block.branch(self.block.norm(x.mean(dim=-2)))
+        return self.mixing.to(x.dtype) @ x + write.unsqueeze(-2)
+
+
+def hyper_stack(depth: int, *, streams: int = 4, d: int = 32, spread: float = 0.2, constrained: bool = False,
+                seed: int = 0) -> nn.Sequential:
+    """``depth`` hyper-connection layers in float64 with the mixing matrices of
+    ``mixing_matrices`` and branch weights drawn with torch's default initialisation from
+    ``seed`` (the same branches for both kinds of mixing). The global torch seed is untouched."""
+    matrices = mixing_matrices(depth, streams, spread=spread, constrained=constrained, seed=seed)
+    d = check_int("d", d, minimum=1)
+    check_cost({"depth": depth, "d": d}, lambda depth, d: (8.0 * depth * 9 * d * d, 2.0 * depth * 9 * d * d),
+               what="the branch weights of every layer")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return nn.Sequential(*(HyperConnectionLayer(m, d) for m in matrices)).double()
+
+
+def draw_composite_gain(fig, gains: dict) -> str:
+    """One line per entry of ``gains`` (label -> ``composite_gain`` array) on a log axis
+    against the number of layers; a dashed line at 1, the identity's gain. Returns a note
+    with each line's last value."""
+    check_figure("fig", fig)
+    if not isinstance(gains, dict) or not gains:
+        raise invalid("gains", "a non-empty dict label -> composite_gain(...) array", gains, error=TypeError)
+    fig.clear()
+    ax = fig.add_subplot(1, 1, 1)
+    notes = []
+    for index, (label, values) in enumerate(gains.items()):
+        values = np.asarray(values, dtype=np.float64)
+        if values.ndim != 1 or values.size == 0:
+            raise invalid("gains", "arrays of one gain per layer", values)
+        color = (HC_COLOR, MHC_COLOR)[index] if index < 2 else PALETTE[3 + index % 4]
+        plot_log_safe(ax, np.arange(1, values.size + 1), values, color=color, label=str(label))
+        notes.append(f"{label}: {values[-1]:.3g} after {values.size} layers")
+    ax.axhline(1.0, color="0.4", ls="--", lw=1, label="identity (gain 1)")
+    ax.set_xlabel("layers L")
+    ax.set_ylabel("largest row sum of |H_L ... H_1|")
+    ax.set_title("The skip path's gain: unconstrained mixing compounds, doubly stochastic stays at 1")
+    tidy_log_yaxis(ax)
+    ax.legend(loc="upper left", fontsize=9)
+    return "; ".join(notes)

@@ -1,0 +1,85 @@
+"""A deep plain network with no skip path and no normalisation that still trains: the
+looks-linear initialisation (Balduzzi et al. 2017).
+
+The activation is CReLU, x -> [ReLU(x), ReLU(-x)], which doubles the width; the next
+layer's weight is [U, -U] with U orthogonal. Since ReLU(x) - ReLU(-x) = x, that layer
+computes U x at initialisation: the whole network is a product of orthogonal matrices, a
+linear map that keeps every signal's length (dynamical isometry, notebook 03). Training
+moves the two halves apart, and the network becomes non-linear.
+
+Depth counts weight layers, as in notebook 08: a stem, depth - 2 hidden layers, a head.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .validation import check_cost, check_int, check_tensor, invalid
+
+
+def crelu(x: torch.Tensor) -> torch.Tensor:
+    """Concatenated ReLU along the last dimension: [ReLU(x), ReLU(-x)], twice as wide."""
+    check_tensor("x", x)
+    return torch.cat([torch.relu(x), torch.relu(-x)], dim=-1)
+
+
+def looks_linear(weight: torch.Tensor) -> torch.Tensor:
+    """The weight [U, -U] (shape (out, 2 in)) that, applied to crelu(x), computes U x."""
+    check_tensor("weight", weight, ndim=2, shape_text="(out, in)")
+    return torch.cat([weight, -weight], dim=1)
+
+
+def _orthogonal(rows: int, cols: int, generator: torch.Generator) -> torch.Tensor:
+    """A random matrix with orthonormal rows or columns (whichever are fewer), from QR."""
+    q, r = torch.linalg.qr(torch.randn(max(rows, cols), min(rows, cols), generator=generator))
+    q = q * torch.sign(torch.diagonal(r))  # makes the draw uniform over orthogonal matrices
+    return q if rows >= cols else q.T
+
+
+class LooksLinearMLP(nn.Module):
+    """stem Linear -> (CReLU, Linear) x (depth - 2) -> CReLU -> head Linear, no skip path,
+    no normalisation. See ``make_looks_linear_mlp``."""
+
+    def __init__(self, depth: int, width: int = 64, in_features: int = 64, classes: int = 10):
+        super().__init__()
+        depth = check_int("depth", depth, minimum=2)
+        width = check_int("width", width, minimum=1)
+        in_features = check_int("in_features", in_features, minimum=1)
+        classes = check_int("classes", classes, minimum=1)
+        check_cost({"depth": depth, "width": width, "in_features": in_features, "classes": classes},
+                   lambda depth, width, in_features, classes: (
+                       8.0 * (depth * 2 * width * width + (in_features + classes) * 2 * width),
+                       4.0 * (depth * 2 * width * width + (in_features + classes) * 2 * width)),
+                   what="the weights of every layer")
+        self.stem = nn.Linear(in_features, width)
+        self.hidden = nn.ModuleList(nn.Linear(2 * width, width) for _ in range(depth - 2))
+        self.head = nn.Linear(2 * width, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_tensor("x", x, last_dim=self.stem.in_features)
+        h = self.stem(x)
+        for layer in self.hidden:
+            h = layer(crelu(h))
+        return self.head(crelu(h))
+
+
+def make_looks_linear_mlp(depth: int, *, width: int = 64, in_features: int = 64, classes: int = 10,
+                          seed: int = 0) -> LooksLinearMLP:
+    """A plain MLP of ``depth`` weight layers without skips or normalisation, biases 0:
+    an orthogonal stem, CReLU, and every later weight [U, -U] with U orthogonal, so the
+    network starts as an orthogonal linear map. Weights come from a private generator
+    seeded with ``seed``; the global torch seed is untouched."""
+    seed = check_int("seed", seed, minimum=0)
+    with torch.random.fork_rng(devices=[]):  # torch's default draws are overwritten below
+        model = LooksLinearMLP(depth, width, in_features, classes)
+    if in_features > width:
+        raise invalid("in_features", f"at most width={width} for an orthogonal stem that keeps lengths",
+                      in_features)
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        model.stem.weight.copy_(_orthogonal(width, in_features, generator))
+        for layer in [*model.hidden, model.head]:
+            layer.weight.copy_(looks_linear(_orthogonal(layer.out_features, width, generator)))
+        for layer in [model.stem, *model.hidden, model.head]:
+            layer.bias.zero_()
+    return model
