@@ -9,8 +9,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8888
 PIP_EXTRA ?=
+NPM_STAMP := site/node_modules/.package-lock.json
 
-.PHONY: lab test test-backends test-versions execute benchmark screenshots student exercises-report
+.PHONY: lab test test-backends test-versions execute benchmark screenshots student exercises-report site
 
 # pip byte-compiles one file at a time; compileall -j 0 does it on every core (77 -> 56 s
 # here). Byte-compiling matters: with PYTHONDONTWRITEBYTECODE set (as on this machine and in
@@ -26,7 +27,7 @@ $(STAMP): requirements.txt pyproject.toml
 lab: $(STAMP)
 	$(BIN)/jupyter lab --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/00_start_here.ipynb
 
-test: $(STAMP)
+test: $(STAMP) $(NPM_STAMP)
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
 	$(BIN)/python -m pytest -n 2 --nbval -p no:cacheprovider
 
@@ -59,3 +60,14 @@ student: $(STAMP)
 # One line per exercise: does the reference pass, and what each recorded wrong answer is told.
 exercises-report: $(STAMP)
 	$(BIN)/python scripts/exercises_report.py
+
+# The scripts the site serves itself (widget renderer, RequireJS, MathJax) and axe-core for its
+# test, exactly as site/package-lock.json pins them; again only when the lock file changes.
+$(NPM_STAMP): site/package-lock.json
+	cd site && npm ci --ignore-scripts --no-audit --no-fund
+	touch $(NPM_STAMP)
+
+# The course as a website, from the stored notebooks (nothing is executed), in build/site/:
+# open build/site/index.html. See README, "The course as a website".
+site: $(STAMP) $(NPM_STAMP)
+	$(BIN)/python scripts/build_site.py
