@@ -26,6 +26,9 @@ Results are the median and the spread (min-max) over the runs, with a pass/miss 
 against the targets, written as markdown to benchmarks/RESULTS.md. A benchmark reports,
 it never asserts: misses are printed, and the exit status is 0.
 
+Then the course site is built once (make site, scripts/build_site.py): its build time, its
+size and its largest page, against issue 25's limits (a minute, 100 MB, 10 MB a page).
+
 Then the browser part (benchmarks/browser.py): every LivePlot stepped from the keyboard in
 JupyterLab in headless Chromium, timed from the input event until the new picture has
 decoded, against a bare-Image floor of the same run. --browser-only runs just that part and
@@ -44,7 +47,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kernel import THREAD_VARIABLES, machine, resolve_notebooks, run_floor, run_notebook  # noqa: E402
-from report import MB, browser_report, build_report, format_summary, summarize, with_browser_section  # noqa: E402
+from report import (MB, SITE_HEADING, browser_report, build_report, format_summary, site_report,  # noqa: E402
+                    summarize, with_browser_section, with_section)
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 
@@ -103,6 +107,8 @@ def main(argv=None) -> int:
                   f"{controls} widget control(s) swept, {status}", flush=True)
 
     markdown, misses = build_report(results, floor, machine(), runs, started, (load_start, os.getloadavg()[0]))
+    section, site_misses = _site_part()
+    markdown, misses = with_section(markdown, section, SITE_HEADING), misses + site_misses
     args.output.write_text(markdown, encoding="utf-8")
     print()
     print(markdown)
@@ -114,6 +120,17 @@ def main(argv=None) -> int:
     else:
         print("\nall targets met")
     return 0 if args.no_browser else _browser_part(paths, args, markdown)
+
+
+def _site_part() -> tuple[str, list[str]]:
+    """Build the course site once (make site) and report its build time and sizes."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    import build_site
+
+    print("building the course site (make site)", flush=True)
+    load = os.getloadavg()[0]
+    section, misses = site_report(build_site.build())
+    return section.replace("\n\n", f"\n\nLoad average (1 min) {load:.2f} at the start of the build.\n\n", 1), misses
 
 
 def _browser_part(paths, args, markdown: str) -> int:

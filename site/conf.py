@@ -49,3 +49,14 @@ html_copy_source = False
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 autodoc_default_options = {"members": True, "undoc-members": False}
+
+
+def _literal_bars(app, what, name, obj, options, lines):
+    """The docstrings are plain text for learners, where |x| is an absolute value, not a
+    reStructuredText substitution."""
+    lines[:] = ["``".join(part if inside % 2 else part.replace("|", "\\|")  # not inside ``code``
+                          for inside, part in enumerate(line.split("``"))) for line in lines]
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _literal_bars)
