@@ -11,8 +11,9 @@ STAMP := $(VENV)/.installed
 PORT ?= 8888
 CLASSROOM_PORT ?= 8000
 PIP_EXTRA ?=
+NPM_STAMP := site/node_modules/.package-lock.json
 
-.PHONY: lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom
+.PHONY: lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site
 
 # pip byte-compiles one file at a time; compileall -j 0 does it on every core (77 -> 56 s
 # here). Byte-compiling matters: with PYTHONDONTWRITEBYTECODE set (as on this machine and in
@@ -28,7 +29,7 @@ $(STAMP): requirements.txt pyproject.toml
 lab: $(STAMP)
 	$(BIN)/jupyter lab --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/00_start_here.ipynb
 
-test: $(STAMP)
+test: $(STAMP) $(NPM_STAMP)
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
 	$(BIN)/python -m pytest -n 2 --nbval -p no:cacheprovider
 
@@ -83,3 +84,14 @@ classroom: $(STAMP) classroom/node_modules/.package-lock.json
 	$(BIN)/python scripts/publish_student_edition.py
 	CLASSROOM_PORT=$(CLASSROOM_PORT) PATH="$(CURDIR)/$(BIN):$$PATH" \
 	$(BIN)/jupyterhub -f classroom/jupyterhub_config.py
+
+# The scripts the site serves itself (widget renderer, RequireJS, MathJax) and axe-core for its
+# test, exactly as site/package-lock.json pins them; again only when the lock file changes.
+$(NPM_STAMP): site/package-lock.json
+	cd site && npm ci --ignore-scripts --no-audit --no-fund
+	touch $(NPM_STAMP)
+
+# The course as a website, from the stored notebooks (nothing is executed), in build/site/:
+# open build/site/index.html. See README, "The course as a website".
+site: $(STAMP) $(NPM_STAMP)
+	$(BIN)/python scripts/build_site.py

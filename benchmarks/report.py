@@ -392,6 +392,27 @@ def browser_report(results: dict) -> tuple[str, list[str]]:
 BROWSER_HEADING = "## Widgets in the browser, end to end"
 
 
+SITE_HEADING = "## The course site"
+SITE_LIMITS = {"seconds": 60, "bytes": 100e6, "page_bytes": 10e6}  # issue 25: a minute, 100 MB, 10 MB a page
+
+
+def site_report(site: dict) -> tuple[str, list[str]]:
+    """The section of RESULTS.md on ``make site`` (what scripts/build_site.py's build returns)
+    and its misses against SITE_LIMITS."""
+    page, page_bytes = max(site["pages"].items(), key=lambda item: item[1])
+    rows = [("build time", f"{site['seconds']:.0f} s", f"{SITE_LIMITS['seconds']} s", site["seconds"], SITE_LIMITS["seconds"]),
+            ("whole site", f"{site['bytes'] / MB:.1f} MB", f"{SITE_LIMITS['bytes'] / 1e6:.0f} MB", site["bytes"], SITE_LIMITS["bytes"]),
+            (f"largest page ({page})", f"{page_bytes / MB:.2f} MB", f"{SITE_LIMITS['page_bytes'] / 1e6:.0f} MB",
+             page_bytes, SITE_LIMITS["page_bytes"])]
+    misses = [f"site: {name} {value} over {limit}" for name, value, limit, measured, bound in rows if measured > bound]
+    lines = [SITE_HEADING, "",
+             f"`make site` (scripts/build_site.py, from the stored notebooks): {len(site['pages'])} pages, "
+             f"{sum(site['static_widgets'].values())} static widget(s).", "",
+             markdown_table(["what", "measured", "limit", "verdict"],
+                            [[name, value, limit, verdict(measured, bound)] for name, value, limit, measured, bound in rows]), ""]
+    return "\n".join(lines), misses
+
+
 def with_browser_section(markdown: str, section: str) -> str:
     """``markdown`` (a RESULTS.md) with its browser section replaced by ``section``, or
     ``section`` put before its "## Misses" (at the end if there is none)."""

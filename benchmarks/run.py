@@ -31,6 +31,8 @@ thread choice and the libraries' default (benchmarks/cpu_share.py); a learner's 
 in JupyterLab within Binder's 2 GB (binder_session.py, needs root and Chromium); the load
 test of the classroom hub with 5, 10 and 20 students (classroom.py, needs classroom's npm
 packages).
+Then the course site is built once (make site, scripts/build_site.py): its build time, its
+size and its largest page, against issue 25's limits (a minute, 100 MB, 10 MB a page).
 
 Then the browser part (benchmarks/browser.py): every LivePlot stepped from the keyboard in
 JupyterLab in headless Chromium, timed from the input event until the new picture has
@@ -50,7 +52,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kernel import THREAD_VARIABLES, machine, resolve_notebooks, run_floor, run_notebook  # noqa: E402
-from report import MB, browser_report, build_report, format_summary, summarize, with_browser_section  # noqa: E402
+from report import (MB, SITE_HEADING, browser_report, build_report, format_summary, site_report,  # noqa: E402
+                    summarize, with_browser_section, with_section)
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 
@@ -111,6 +114,8 @@ def main(argv=None) -> int:
                   f"{controls} widget control(s) swept, {status}", flush=True)
 
     markdown, misses = build_report(results, floor, machine(), runs, started, (load_start, os.getloadavg()[0]))
+    section, site_misses = _site_part()
+    markdown, misses = with_section(markdown, section, SITE_HEADING), misses + site_misses
     args.output.write_text(markdown, encoding="utf-8")
     print()
     print(markdown)
@@ -141,6 +146,17 @@ def _classroom_part(args) -> str:
     print("\nclassroom part: the hub's load test", flush=True)
     classroom.main(["--students", *(["5"] if args.quick else ["5", "10", "20"]), "--output", str(args.output)])
     return args.output.read_text(encoding="utf-8")
+
+
+def _site_part() -> tuple[str, list[str]]:
+    """Build the course site once (make site) and report its build time and sizes."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    import build_site
+
+    print("building the course site (make site)", flush=True)
+    load = os.getloadavg()[0]
+    section, misses = site_report(build_site.build())
+    return section.replace("\n\n", f"\n\nLoad average (1 min) {load:.2f} at the start of the build.\n\n", 1), misses
 
 
 def _browser_part(paths, args, markdown: str) -> int:
