@@ -48,6 +48,7 @@ def test_binder_server_caps_and_culls_kernels():
     assert config.MappingKernelManager.cull_idle_timeout == 20 * 60 and config.MappingKernelManager.cull_connected
     assert config.MappingKernelManager.cull_busy is False
     assert config.LabApp.news_url is None
+    assert not any(config.ServerApp.jpserver_extensions.values()), "students get no nbgrader extension"
 
 
 def test_binder_postbuild_installs_the_settings_outside_home():
