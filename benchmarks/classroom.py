@@ -229,7 +229,8 @@ def student(hub: Hub, user: str, notebook: str, barrier: threading.Barrier) -> d
     return result
 
 
-def load_test(levels: list[int], notebook: str) -> tuple[list[dict], dict]:
+def load_test(levels: list[int], notebook: str, done_row=lambda rows, info: None) -> tuple[list[dict], dict]:
+    """The one student alone, then each class size in ``levels``; ``done_row`` is called after each."""
     rows, info = [], {}
     with tempfile.TemporaryDirectory(prefix="classroom-") as state_folder:
         hub = Hub(Path(state_folder))
@@ -245,6 +246,7 @@ def load_test(levels: list[int], notebook: str) -> tuple[list[dict], dict]:
                 row = {"students": count, "results": results, "hub_pss": hub.pss(None),
                        "load": os.getloadavg()[0]}
                 rows.append(row)
+                done_row(rows, info)
                 failures = [r["error"] for r in results if "error" in r]
                 print(f"  {count} student(s): {len(failures)} failure(s) {failures[:2]}; "
                       f"notebook {[round(r.get('notebook_s', 0)) for r in results]} s", flush=True)
@@ -349,7 +351,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trial", action="store_true", help="one student through Chromium")
     parser.add_argument("--students", type=int, nargs="*", default=[5, 10, 20], help="class sizes (default 5 10 20)")
-    parser.add_argument("--notebook", default="09_why_it_works.ipynb", help="the notebook each student runs")
+    parser.add_argument("--notebook", default="11_deep_stack_recipes.ipynb",
+                        help="the notebook each student runs (default 11: training loops and a widget)")
     parser.add_argument("--output", type=Path, default=RESULTS, help=f"markdown file to update (default {RESULTS})")
     args = parser.parse_args(argv)
     if not PROXY.is_file():
@@ -360,10 +363,11 @@ def main(argv=None) -> int:
     if not args.students or min(args.students) < 1 or sum(args.students) + 1 > 70:
         parser.error("--students: class sizes of at least 1, at most 69 students in all (ports 9720-9799)")
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
-    rows, info = load_test(args.students, args.notebook)
-    section = report(rows, info, args.notebook, stamp)
-    write_section(args.output, section, HEADING)
-    print(section)
+    def write(rows, info):  # after every class size, so an interrupted run still reports
+        write_section(args.output, report(rows, info, args.notebook, stamp), HEADING)
+
+    rows, info = load_test(args.students, args.notebook, write)
+    print(report(rows, info, args.notebook, stamp))
     return 0
 
 
