@@ -187,8 +187,8 @@ async def _execute(hub: Hub, user: str, kernel: str, cells: list[str], timeout: 
                     text.append(message["content"]["text"])
                 elif kind == "error":
                     raise RuntimeError(f"{message['content']['ename']}: {message['content']['evalue']}")
-                elif kind == "execute_reply" and message["channel"] == "shell":
-                    break
+                elif kind == "status" and message["content"]["execution_state"] == "idle":
+                    break  # iopub's idle comes after the cell's output (the shell reply may come before it)
             outputs.append("".join(text))
     finally:
         socket.close()
@@ -355,6 +355,7 @@ def main(argv=None) -> int:
                         help="the notebook each student runs (default 11: training loops and a widget)")
     parser.add_argument("--output", type=Path, default=RESULTS, help=f"markdown file to update (default {RESULTS})")
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stopped: stop the hub on the way out
     if not PROXY.is_file():
         parser.error(f"no {PROXY}: run  cd classroom && npm ci")
     if args.trial:
