@@ -38,6 +38,10 @@ c.MappingKernelManager.cull_idle_timeout = CULL_MINUTES * 60
 c.MappingKernelManager.cull_interval = 60
 c.MappingKernelManager.cull_connected = True  # a tab left open keeps its connection
 c.MappingKernelManager.cull_busy = False  # never a kernel that is computing
+# nbgrader is installed beside the course for the teacher (make nbgrader, on the command line);
+# its server extensions, like its JupyterLab menus (binder/page_config.json), are not for students.
+c.ServerApp.jpserver_extensions = {f"nbgrader.server_extensions.{name}": False
+                                   for name in ("formgrader", "validate_assignment", "assignment_list", "course_list")}
 # No "Would you like to receive official Jupyter news?" pop-up and no update check.
 c.LabApp.news_url = None
 c.LabApp.check_for_updates_class = "jupyterlab.handlers.announcements.NeverCheckForUpdate"

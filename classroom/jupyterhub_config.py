@@ -80,8 +80,10 @@ if os.environ.get("CLASSROOM_SERVER_PORTS"):
         raise RuntimeError(f"no free port left in CLASSROOM_SERVER_PORTS={LOW}-{HIGH}")
 
     c.Spawner.pre_spawn_hook = _port_in_range
-# benchmarks/classroom.py drives the hub through its REST API with this token.
+# benchmarks/classroom.py drives the hub through its REST API with this token, and the
+# students' JupyterLab through window.jupyterapp.
 if os.environ.get("CLASSROOM_SERVICE_TOKEN"):
+    c.Spawner.args.append("--LabApp.expose_app_in_browser=True")
     c.JupyterHub.services = [{"name": "course-benchmark", "api_token": os.environ["CLASSROOM_SERVICE_TOKEN"]}]
     c.JupyterHub.load_roles = [{"name": "course-benchmark", "services": ["course-benchmark"],
                                 "scopes": ["admin:users", "admin:servers", "access:servers"]}]

@@ -48,6 +48,7 @@ def test_binder_server_caps_and_culls_kernels():
     assert config.MappingKernelManager.cull_idle_timeout == 20 * 60 and config.MappingKernelManager.cull_connected
     assert config.MappingKernelManager.cull_busy is False
     assert config.LabApp.news_url is None
+    assert not any(config.ServerApp.jpserver_extensions.values()), "students get no nbgrader extension"
 
 
 def test_binder_postbuild_installs_the_settings_outside_home():
@@ -131,3 +132,25 @@ def test_publish_student_edition_commits_only_changes(tmp_path):
     assert (repo / "notebooks" / "00_start_here.ipynb").is_file() and (repo / "utils").is_dir()
     stub = (repo / "notebooks" / "01_residual_block_by_hand.ipynb").read_text()
     assert "NotImplementedError" in stub and "# BEGIN SOLUTION" not in stub
+
+
+def test_the_classroom_benchmarks_write_their_sections_in_place(tmp_path):
+    """benchmarks/cpu_share.py reports a ratio per notebook and replaces its own section only."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import cpu_share
+    from report import write_section
+
+    paths = [Path("10_a.ipynb"), Path("11_b.ipynb")]
+    run = {"alone": [{"seconds": 2.0, "threads": 1}, {"seconds": 4.0, "threads": 1}],
+           "together": [{"seconds": 3.0, "threads": 1}, {"stopped": True}]}
+    section = cpu_share.report(paths, {"course": [run]}, 300.0, (1.0, 2.0), "2026-12-01 16:00")
+    rows = [line for line in section.splitlines() if line.startswith("| course")]
+    assert [cell.strip() for cell in rows[0].strip("| ").split("|")][3:7] == ["2.0", "3.0", "1.50", "pass"]
+    assert "> 300" in rows[1] and "miss: stopped after 300 s" in rows[1]
+    output = tmp_path / "RESULTS.md"
+    output.write_text("# Benchmark results\n\n## Notebooks\n\nold\n\n## Misses\n\nnone\n")
+    write_section(output, section, cpu_share.HEADING)
+    write_section(output, section.replace("1.50", "1.40"), cpu_share.HEADING)
+    text = output.read_text()
+    assert text.count(cpu_share.HEADING) == 1 and "1.40" in text and "1.50" not in text
+    assert text.index("## Notebooks") < text.index(cpu_share.HEADING) < text.index("## Misses")
