@@ -84,6 +84,13 @@ def test_an_endless_loop_gets_a_verdict_within_the_time_limit():
     assert not feedback.passed and "was still running after 0.3 s when called with x = [1, -2]" in feedback.message
 
 
+def test_learner_code_a_checker_runs_directly_is_stopped_by_the_whole_check_limit(monkeypatch):
+    monkeypatch.setattr(core, "CHECK_TIME_LIMIT", 0.3)
+    direct = Exercise("Exercise 0.5: direct", lambda answer: answer(np.ones(2)), ["hint"])
+    feedback = direct.check(_loops_for_ever)
+    assert not feedback.passed and "the check was still running after 0.3 s" in feedback.message
+
+
 def test_an_outer_timer_is_put_back_with_the_time_it_had_left():
     import signal
     signal.setitimer(signal.ITIMER_REAL, 100.0)

@@ -34,8 +34,8 @@ import numpy as np
 from utils.validation import check_int
 
 NOT_DONE = "not done yet"
-TIME_LIMIT = 10.0  # seconds one call of the learner's code may take; the course's answers need milliseconds
-CHECK_TIME_LIMIT = 60.0  # seconds a whole check may take, for learner code a checker runs outside `call`
+TIME_LIMIT = 20.0  # seconds one call of the learner's code may take; the course's answers need well under 1 s
+CHECK_TIME_LIMIT = 300.0  # a backstop for a whole check, for learner code a checker runs outside `call`
 STUB_TEXT = "write your code here"  # the student edition's stub: raise NotImplementedError("Exercise NN.k: ...")
 SHOWN_OUTPUT = 400  # characters of the learner's printing shown after the verdict
 
@@ -94,8 +94,8 @@ class Exercise:
                     _state_kept(), _time_limit(CHECK_TIME_LIMIT):
                 summary = self._checks(answer)
         except _TimeUp:
-            return Feedback(self.title, False, f"your code was still running after {CHECK_TIME_LIMIT:g} s, so the "
-                            "check stopped it. Look for a loop that never ends.", printed=printed.shortened())
+            return Feedback(self.title, False, f"the check was still running after {CHECK_TIME_LIMIT:g} s, so it "
+                            "stopped. Look for a loop in your code that never ends.", printed=printed.shortened())
         except NotImplementedError as error:
             if _is_stub(error):
                 return Feedback(self.title, False, "Replace the `raise NotImplementedError` line with your code, "
