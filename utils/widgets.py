@@ -33,6 +33,7 @@ from .validation import check_callable, check_float, check_int, check_text, inva
 
 BUSY = "⏳ computing…"
 AHEAD = 4  # settings drawn ahead after each move: a slider's next steps, a choice's other options
+STILL_DPI = 72  # a static widget's pictures: sharp at their own size, half the pixels of the live plot's
 SLIDERS = (widgets.IntSlider, widgets.FloatSlider)
 CHOICES = (widgets.Dropdown, widgets.ToggleButtons, widgets.RadioButtons, widgets.Select, widgets.SelectionSlider)
 SWITCHES = (widgets.Checkbox, widgets.ToggleButton)
@@ -159,7 +160,9 @@ class LivePlot:
         self.first = self.values()  # the setting the text discusses: a greyed control's stand-in
         self.figure = RedrawFigure(*self.size)
         self.status = widgets.HTML(value="")
-        self.image = widgets.Image(format="svg+xml", layout=self._picture_layout())
+        pixels = round(self.size[0] * plotting.HOUSE_STYLE["figure.dpi"])  # as wide as the stored PNG of the same figure
+        self.image = widgets.Image(format="svg+xml", layout=widgets.Layout(width=f"{pixels}px", max_width="100%",
+                                                                           height="auto"))
         self.caption = widgets.HTML(value="")
         self.status.add_class("liveplot-status")
         self.caption.add_class("liveplot-caption")
@@ -215,19 +218,23 @@ class LivePlot:
         if not hasattr(widgets, "Stack"):
             raise RuntimeError(f"static_widget needs ipywidgets 8 or newer (its Stack widget); this kernel has "
                                f"ipywidgets {widgets.__version__}. Build the course's site with requirements.txt.")
-        processes = check_int("processes", os.cpu_count() or 1 if processes is None else processes,
+        processes = check_int("processes", (os.cpu_count() or 1) if processes is None else processes,
                               minimum=1, maximum=64)
         names = list(self.controls)
         grids = {name: self._grid_values(name) for name in names}
         static = {name: _static_control(self.controls[name], grids[name]) for name in names}
         self._draw_stills([self._stand_in(setting) for setting in self.static_grid()], processes)
         leaves, stacks, links = {}, {}, []
+        # One layout for every picture, shown at its own size (STILL_DPI): a page holds hundreds.
+        layout = widgets.Layout(width=f"{round(self.size[0] * STILL_DPI)}px", max_width="100%", height="auto")
 
         def tree(level: int, setting: dict):
             if level == len(names):
                 key = setting_key(self._stand_in(setting))
                 if key not in leaves:
-                    leaves[key] = self._leaf(self._stills[key])
+                    png, text, alt = self._stills[key]
+                    leaves[key] = widgets.VBox([widgets.Image(value=png, format="png", tooltip=alt, layout=layout),
+                                                widgets.HTML(value=_caption(text))])
                 return leaves[key]
             name = names[level]
             children = tuple(tree(level + 1, {**setting, name: value}) for value in grids[name])
@@ -267,12 +274,7 @@ class LivePlot:
         with plotting.DRAWING:
             figure.start()
             text = self.draw(figure, **setting)
-            return plotting.figure_small_png(figure), text or "", describe_figure(figure, text)
-
-    def _leaf(self, still) -> widgets.VBox:
-        png, text, alt = still
-        return widgets.VBox([widgets.Image(value=png, format="png", tooltip=alt, layout=self._picture_layout()),
-                             widgets.HTML(value=_caption(text))])
+            return plotting.figure_small_png(figure, dpi=STILL_DPI), text or "", describe_figure(figure, text)
 
     def _grid_values(self, name: str) -> list:
         control = self.controls[name]
@@ -288,9 +290,6 @@ class LivePlot:
         return {name: self.first[name] if name in self.greyed and self.greyed[name](setting) else value
                 for name, value in setting.items()}
 
-    def _picture_layout(self):
-        pixels = round(self.size[0] * plotting.HOUSE_STYLE["figure.dpi"])  # as wide as a stored PNG
-        return widgets.Layout(width=f"{pixels}px", max_width="100%", height="auto")
 
     @staticmethod
     def _row(controls) -> widgets.HBox:
