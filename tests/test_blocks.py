@@ -162,7 +162,7 @@ def test_draw_block_keeps_redraws_cheap():
 
 
 def test_block_panel_greys_out_the_scale_under_rezero():
-    panel = blocks.make_block_panel()
+    panel = blocks.block_plot()
     assert not panel.controls["scale"].disabled
     panel.controls["rezero"].value = True
     assert panel.controls["scale"].disabled and "identity" in panel.text

@@ -272,7 +272,7 @@ def test_widget_extreme_plain_depth_explodes_and_says_so_in_numbers():
 
 
 def test_panel_greys_out_norm_and_scale_for_a_plain_stack():
-    panel = gf.make_panel()
+    panel = gf.gradient_flow_plot()
     assert panel.controls["depth"].continuous_update is False
     assert "residual, pre-norm, scale 1" in panel.text
     panel.controls["residual"].value = False
