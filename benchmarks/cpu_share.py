@@ -103,17 +103,16 @@ def report(paths: list[Path], measured: dict[str, list[dict]], limit: float, loa
             problems = [r[key][index].get("error") or f"stopped after {limit:.0f} s"
                         for r in runs for key in ("alone", "together") if "seconds" not in r[key][index]]
             ratio = together / alone if together and alone else None
-            rows.append([name, "/".join(map(str, threads)) or "–", path.name,
+            rows.append([name, "/".join(map(str, threads)) or "–", len(runs), path.name,
                          f"{alone:.1f}" if alone else "–", f"{together:.1f}" if together else f"> {limit:.0f}",
                          f"{ratio:.2f}" if ratio else "–",
                          "pass" if ratio and ratio <= TARGET else ("miss: " + problems[0] if problems else "miss")])
-    runs = len(next(iter(measured.values())))
     return (f"{HEADING}\n\nMeasured {stamp} UTC by benchmarks/cpu_share.py on {os.cpu_count()} cores, "
             f"load average (1 min) {load[0]:.2f} at the start and {load[1]:.2f} at the end (the machine may be "
-            f"shared, so times are noisy): median of {runs} run(s); each notebook alone, then both started at "
-            f"once. Target: together at most {TARGET:.0f}x alone.\n\n"
-            + markdown_table(["Threads", "Per kernel", "Notebook", "Alone (s)", "Together (s)", "× alone", "Result"],
-                             rows))
+            "shared, so times are noisy): medians over the runs; in each run each notebook alone, then both "
+            f"started at once. Target: together at most {TARGET:.0f}x alone.\n\n"
+            + markdown_table(["Threads", "Per kernel", "Runs", "Notebook", "Alone (s)", "Together (s)", "× alone",
+                              "Result"], rows))
 
 
 def main(argv=None) -> int:

@@ -145,7 +145,8 @@ def test_the_classroom_benchmarks_write_their_sections_in_place(tmp_path):
            "together": [{"seconds": 3.0, "threads": 1}, {"stopped": True}]}
     section = cpu_share.report(paths, {"course": [run]}, 300.0, (1.0, 2.0), "2026-12-01 16:00")
     rows = [line for line in section.splitlines() if line.startswith("| course")]
-    assert [cell.strip() for cell in rows[0].strip("| ").split("|")][3:7] == ["2.0", "3.0", "1.50", "pass"]
+    assert [cell.strip() for cell in rows[0].strip("| ").split("|")][2:8] == ["1", "10_a.ipynb", "2.0", "3.0", "1.50",
+                                                                            "pass"]
     assert "> 300" in rows[1] and "miss: stopped after 300 s" in rows[1]
     output = tmp_path / "RESULTS.md"
     output.write_text("# Benchmark results\n\n## Notebooks\n\nold\n\n## Misses\n\nnone\n")
