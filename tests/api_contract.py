@@ -23,6 +23,10 @@ import time
 from contextlib import contextmanager
 
 import numpy as np
+# torch imports sympy lazily, on the first use of some operations; an alarm of time_limit that
+# lands inside that import leaves a half-initialised sympy in sys.modules, and every later torch
+# call in the worker then fails (seen under heavy load). Imported whole here, before any alarm.
+import sympy  # noqa: F401
 
 # The kinds of bad value, each with the value tried every time (the test's Hypothesis
 # strategies in test_api_contract.py draw further values of each kind).
