@@ -1,16 +1,19 @@
 # The course's two commands (see README.md):
 #   make lab    install everything into .venv and open the course in JupyterLab at notebook 00
 #   make test   install everything into .venv and run every test
-# For teachers: `make student` builds the student edition into build/student/.
+# For teachers: `make student` builds the student edition into build/student/, `make nbgrader`
+# an nbgrader course into build/nbgrader/, `make classroom` starts a JupyterHub for a class.
 # Both are safe to re-run: the install step only runs again when requirements change.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8888
+CLASSROOM_PORT ?= 8000
 PIP_EXTRA ?=
+NPM_STAMP := site/node_modules/.package-lock.json
 
-.PHONY: lab test test-backends test-versions execute benchmark screenshots student exercises-report
+.PHONY: lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site
 
 # pip byte-compiles one file at a time; compileall -j 0 does it on every core (77 -> 56 s
 # here). Byte-compiling matters: with PYTHONDONTWRITEBYTECODE set (as on this machine and in
@@ -26,7 +29,7 @@ $(STAMP): requirements.txt pyproject.toml
 lab: $(STAMP)
 	$(BIN)/jupyter lab --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/00_start_here.ipynb
 
-test: $(STAMP)
+test: $(STAMP) $(NPM_STAMP)
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
 	$(BIN)/python -m pytest -n 2 --nbval -p no:cacheprovider
 
@@ -48,7 +51,7 @@ screenshots: $(STAMP)
 execute: $(STAMP)
 	$(BIN)/python scripts/execute_notebooks.py $(NOTEBOOKS)
 
-benchmark: $(STAMP)
+benchmark: $(STAMP) classroom/node_modules/.package-lock.json
 	$(BIN)/python benchmarks/run.py
 
 # The student edition (solutions replaced by stubs, answer cells removed) in build/student/,
@@ -59,3 +62,36 @@ student: $(STAMP)
 # One line per exercise: does the reference pass, and what each recorded wrong answer is told.
 exercises-report: $(STAMP)
 	$(BIN)/python scripts/exercises_report.py
+	$(BIN)/python scripts/exercise_mutants.py
+
+# An nbgrader course in build/nbgrader/: one assignment per notebook, solutions as solution
+# cells, each check an autograded test, homework answers graded by hand; then nbgrader's
+# generate_assignment writes the students' versions into build/nbgrader/release/.
+nbgrader: $(STAMP)
+	$(BIN)/python scripts/build_nbgrader.py
+	cd build/nbgrader && for source in source/*/; do \
+	  PATH="$(CURDIR)/$(BIN):$$PATH" $(CURDIR)/$(BIN)/nbgrader generate_assignment "$$(basename $$source)" --force || exit 1; \
+	done
+
+# The proxy JupyterHub needs, from npm at the versions of classroom/package-lock.json.
+classroom/node_modules/.package-lock.json: classroom/package.json classroom/package-lock.json
+	cd classroom && npm ci --no-audit --no-fund
+
+# A JupyterHub for a class on this machine (classroom/jupyterhub_config.py; README, "For
+# teachers"): the student edition is committed to build/classroom/student-edition.git, and
+# each student who logs in at http://127.0.0.1:$(CLASSROOM_PORT) gets a copy (nbgitpuller).
+classroom: $(STAMP) classroom/node_modules/.package-lock.json
+	$(BIN)/python scripts/publish_student_edition.py
+	CLASSROOM_PORT=$(CLASSROOM_PORT) PATH="$(CURDIR)/$(BIN):$$PATH" \
+	$(BIN)/jupyterhub -f classroom/jupyterhub_config.py
+
+# The scripts the site serves itself (widget renderer, RequireJS, MathJax) and axe-core for its
+# test, exactly as site/package-lock.json pins them; again only when the lock file changes.
+$(NPM_STAMP): site/package-lock.json
+	cd site && npm ci --ignore-scripts --no-audit --no-fund
+	touch $(NPM_STAMP)
+
+# The course as a website, from the stored notebooks (nothing is executed), in build/site/:
+# open build/site/index.html. See README, "The course as a website".
+site: $(STAMP) $(NPM_STAMP)
+	$(BIN)/python scripts/build_site.py

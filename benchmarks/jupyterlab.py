@@ -105,9 +105,9 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def running_lab(base: Path):
+def running_lab(base: Path, extra_args: tuple[str, ...] = ()):
     """A JupyterLab server on a private copy of notebooks/ and docs/ under ``base``, stopped
-    (by its PID) on exit."""
+    (by its PID) on exit; ``extra_args`` go to its command line."""
     root = base / "course"
     for folder in ("notebooks", "docs"):  # docs: pictures the notebooks' markdown may show
         if (ROOT / folder).is_dir():
@@ -128,6 +128,7 @@ def running_lab(base: Path):
                "--LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate"]
     if os.geteuid() == 0:
         command.append("--allow-root")
+    command += list(extra_args)
     log = base / "server.log"
     with open(log, "w") as log_file:
         process = subprocess.Popen(command, env=env, cwd=root, stdout=log_file, stderr=subprocess.STDOUT,
@@ -170,18 +171,36 @@ def open_and_run_all(page, lab: Lab, relative_path: str, errors: list) -> float:
     """Open ``relative_path`` (under the served folder) in ``page``, wait for its kernel, run
     all cells and wait for the kernel to be idle again; return the seconds this took.
     Raises AssertionError with what went wrong (``errors``: the page's console errors)."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
     started = time.perf_counter()
     page.goto(f"{lab.url}/lab/tree/{relative_path}?token={lab.token}&reset", timeout=KERNEL_START_MS)
+    wait_for_idle_kernel(page, lab, relative_path, errors)
+    run_all(page, lab, relative_path)
+    return time.perf_counter() - started
+
+
+def wait_for_idle_kernel(page, lab: Lab, relative_path: str, errors: list) -> None:
+    """Wait until ``relative_path`` is the notebook in front and its kernel is idle."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     try:
         page.wait_for_function(
             "path => { const w = window.jupyterapp?.shell?.currentWidget;"
             " return w?.context?.path === path && w.sessionContext?.session?.kernel?.status === 'idle'; }",
             arg=relative_path, timeout=KERNEL_START_MS)
     except PlaywrightTimeout:
-        raise AssertionError(f"{relative_path}: no idle kernel after {KERNEL_START_MS / 1000:.0f} s; "
+        state = page.evaluate("() => { const w = window.jupyterapp?.shell?.currentWidget;"
+                              " return [w?.context?.path, w?.sessionContext?.session?.kernel?.status,"
+                              " document.querySelector('.jp-Dialog')?.innerText]; }")
+        raise AssertionError(f"{relative_path}: no idle kernel after {KERNEL_START_MS / 1000:.0f} s "
+                             f"(in front: {state[0]}, kernel {state[1]}, dialog: {state[2]}); "
                              f"console: {errors}\nserver log:\n{lab.log_tail()}") from None
+
+
+def run_all(page, lab: Lab, relative_path: str) -> None:
+    """Run every cell of the notebook in front and wait until its kernel is idle again.
+    Raises AssertionError if it is not (a kernel that died, out of memory for instance)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     page.evaluate("() => { window.__runAll = null; window.jupyterapp.commands.execute('notebook:run-all-cells')"
                   ".then(ok => { window.__runAll = {ok}; }, error => { window.__runAll = {error: String(error)}; }); }")
     try:
@@ -194,7 +213,6 @@ def open_and_run_all(page, lab: Lab, relative_path: str, errors: list) -> float:
         timeout=RUN_ALL_MS, polling=500).json_value()
     if status != "idle":
         raise AssertionError(f"{relative_path}: the kernel is {status} after run-all (out of memory?)\n{lab.log_tail()}")
-    return time.perf_counter() - started
 
 
 def current_panel(page):

@@ -84,13 +84,12 @@ def _floor_source() -> str:
 # own cost rather than the panel's (emptying the axes, rendering the SVG, display).
 REDRAW_FLOOR = """
 import ipywidgets as _w
-from utils.plotting import reuse_axes as _reuse_axes, use_fixed_margins as _use_fixed_margins
+from utils.plotting import use_fixed_margins as _use_fixed_margins
 from utils.widgets import LivePlot as _LivePlot
-def _one_axes(fig):
-    _use_fixed_margins(fig)
-    return fig.subplots()
 def one_line_plot(fig, n):
-    _reuse_axes(fig, _one_axes).plot(range(n))
+    ax = fig.subplots()
+    _use_fixed_margins(fig)
+    ax.plot(range(n))
     return f"n = {n}"
 _floor_panel = _LivePlot(one_line_plot, {"n": _w.IntSlider(value=2, min=2, max=10)})
 """

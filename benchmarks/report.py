@@ -392,17 +392,51 @@ def browser_report(results: dict) -> tuple[str, list[str]]:
 BROWSER_HEADING = "## Widgets in the browser, end to end"
 
 
+SITE_HEADING = "## The course site"
+SITE_LIMITS = {"seconds": 60, "bytes": 100e6, "page_bytes": 10e6}  # issue 25: a minute, 100 MB, 10 MB a page
+
+
+def site_report(site: dict) -> tuple[str, list[str]]:
+    """The section of RESULTS.md on ``make site`` (what scripts/build_site.py's build returns)
+    and its misses against SITE_LIMITS."""
+    page, page_bytes = max(site["pages"].items(), key=lambda item: item[1])
+    rows = [("build time", f"{site['seconds']:.0f} s", f"{SITE_LIMITS['seconds']} s", site["seconds"], SITE_LIMITS["seconds"]),
+            ("whole site", f"{site['bytes'] / MB:.1f} MB", f"{SITE_LIMITS['bytes'] / 1e6:.0f} MB", site["bytes"], SITE_LIMITS["bytes"]),
+            (f"largest page ({page})", f"{page_bytes / MB:.2f} MB", f"{SITE_LIMITS['page_bytes'] / 1e6:.0f} MB",
+             page_bytes, SITE_LIMITS["page_bytes"])]
+    misses = [f"site: {name} {value} over {limit}" for name, value, limit, measured, bound in rows if measured > bound]
+    lines = [SITE_HEADING, "",
+             f"`make site` (scripts/build_site.py, from the stored notebooks): {len(site['pages'])} pages, "
+             f"{sum(site['static_widgets'].values())} static widget(s).", "",
+             markdown_table(["what", "measured", "limit", "verdict"],
+                            [[name, value, limit, verdict(measured, bound)] for name, value, limit, measured, bound in rows]), ""]
+    return "\n".join(lines), misses
+
+
 def with_browser_section(markdown: str, section: str) -> str:
     """``markdown`` (a RESULTS.md) with its browser section replaced by ``section``, or
     ``section`` put before its "## Misses" (at the end if there is none)."""
-    if not section.startswith(BROWSER_HEADING):
-        raise ValueError(f"section must start with {BROWSER_HEADING!r}")
+    return with_section(markdown, section, BROWSER_HEADING)
+
+
+def with_section(markdown: str, section: str, heading: str) -> str:
+    """``markdown`` with the section under ``heading`` replaced by ``section`` (which starts
+    with it), or ``section`` put before its "## Misses" (at the end if there is none)."""
+    if not section.startswith(heading):
+        raise ValueError(f"section must start with {heading!r}")
     section = section.rstrip("\n") + "\n\n"
-    start = markdown.find(BROWSER_HEADING)
+    start = markdown.find(heading)
     if start >= 0:
-        end = markdown.find("\n## ", start + len(BROWSER_HEADING))
+        end = markdown.find("\n## ", start + len(heading))
         return markdown[:start] + section + (markdown[end + 1:] if end >= 0 else "")
     misses = markdown.find("## Misses")
     if misses >= 0:
         return markdown[:misses] + section + markdown[misses:]
     return markdown.rstrip("\n") + "\n\n" + section
+
+
+def write_section(path: Path, section: str, heading: str) -> None:
+    """Put ``section`` (under ``heading``) into the markdown file ``path``, made if missing."""
+    path = Path(path)
+    old = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
+    path.write_text(with_section(old, section, heading), encoding="utf-8")

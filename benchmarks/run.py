@@ -26,6 +26,14 @@ Results are the median and the spread (min-max) over the runs, with a pass/miss 
 against the targets, written as markdown to benchmarks/RESULTS.md. A benchmark reports,
 it never asserts: misses are printed, and the exit status is 0.
 
+Then the classroom part (--no-classroom skips it): two notebooks at once, with the course's
+thread choice and the libraries' default (benchmarks/cpu_share.py); a learner's whole session
+in JupyterLab within Binder's 2 GB (binder_session.py, needs root and Chromium); the load
+test of the classroom hub with 5, 10 and 20 students (classroom.py, needs classroom's npm
+packages).
+Then the course site is built once (make site, scripts/build_site.py): its build time, its
+size and its largest page, against issue 25's limits (a minute, 100 MB, 10 MB a page).
+
 Then the browser part (benchmarks/browser.py): every LivePlot stepped from the keyboard in
 JupyterLab in headless Chromium, timed from the input event until the new picture has
 decoded, against a bare-Image floor of the same run. --browser-only runs just that part and
@@ -44,7 +52,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kernel import THREAD_VARIABLES, machine, resolve_notebooks, run_floor, run_notebook  # noqa: E402
-from report import MB, browser_report, build_report, format_summary, summarize, with_browser_section  # noqa: E402
+from report import (MB, SITE_HEADING, browser_report, build_report, format_summary, site_report,  # noqa: E402
+                    summarize, with_browser_section, with_section)
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 
@@ -67,6 +76,8 @@ def main(argv=None) -> int:
     parser.add_argument("--browser-only", action="store_true",
                         help="only the browser part; the kernel tables of --output are kept")
     parser.add_argument("--no-browser", action="store_true", help="skip the browser part")
+    parser.add_argument("--no-classroom", action="store_true",
+                        help="skip the classroom part (cpu_share.py, binder_session.py, classroom.py)")
     parser.add_argument("--output", type=Path, default=RESULTS, help=f"markdown file to write (default {RESULTS})")
     args = parser.parse_args(argv)
     runs = 1 if args.quick else args.runs
@@ -103,6 +114,8 @@ def main(argv=None) -> int:
                   f"{controls} widget control(s) swept, {status}", flush=True)
 
     markdown, misses = build_report(results, floor, machine(), runs, started, (load_start, os.getloadavg()[0]))
+    section, site_misses = _site_part()
+    markdown, misses = with_section(markdown, section, SITE_HEADING), misses + site_misses
     args.output.write_text(markdown, encoding="utf-8")
     print()
     print(markdown)
@@ -113,7 +126,37 @@ def main(argv=None) -> int:
             print(f"  MISS  {miss}")
     else:
         print("\nall targets met")
+    if not args.no_classroom:
+        markdown = _classroom_part(args)
     return 0 if args.no_browser else _browser_part(paths, args, markdown)
+
+
+def _classroom_part(args) -> str:
+    """Kernels sharing the CPU (benchmarks/cpu_share.py), a learner's session within Binder's
+    memory (binder_session.py) and the load test of the classroom hub (classroom.py), each
+    written into ``args.output``."""
+    import binder_session
+    import classroom
+    import cpu_share
+
+    print("\nclassroom part: two notebooks at once", flush=True)
+    cpu_share.main(["--runs", str(1 if args.quick else 3), "--output", str(args.output)])
+    print("\nclassroom part: a learner's session in 2 GB", flush=True)
+    binder_session.main(["--output", str(args.output)])
+    print("\nclassroom part: the hub's load test", flush=True)
+    classroom.main(["--students", *(["5"] if args.quick else ["5", "10", "20"]), "--output", str(args.output)])
+    return args.output.read_text(encoding="utf-8")
+
+
+def _site_part() -> tuple[str, list[str]]:
+    """Build the course site once (make site) and report its build time and sizes."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    import build_site
+
+    print("building the course site (make site)", flush=True)
+    load = os.getloadavg()[0]
+    section, misses = site_report(build_site.build())
+    return section.replace("\n\n", f"\n\nLoad average (1 min) {load:.2f} at the start of the build.\n\n", 1), misses
 
 
 def _browser_part(paths, args, markdown: str) -> int:

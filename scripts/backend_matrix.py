@@ -1,17 +1,21 @@
 #!/usr/bin/env python
-"""Run the unit tests and nbval over every notebook under several numeric backends, so
-one machine stands in for the CPUs learners have.
+"""Run the unit tests and nbval over every notebook under several numeric backends and
+thread counts, so one machine stands in for the CPUs learners have.
 
-    python scripts/backend_matrix.py            # every backend below
-    python scripts/backend_matrix.py avx2       # just these (by name)
+    python scripts/backend_matrix.py                  # every backend below
+    python scripts/backend_matrix.py avx2 scalar-2    # just these (by name)
+    python scripts/backend_matrix.py avx2-2 --only tests/test_gradient_flow.py notebooks/06_thirty_layers.ipynb
 
 The stored outputs were made on one CPU with one thread. Another CPU runs other math
-kernels (ATen picks AVX-512, AVX2 or scalar code; Intel MKL picks its own code branch),
-and more threads split sums differently, so last digits move. Each run below forces one
-such combination and must pass against the same stored outputs (compared as
-tests/output_tolerance.py says). The browser and fresh-install tests are left out: they
-do not depend on the numeric backend. Prints a table of results and times; exits 1 if
-any run failed.
+kernels (ATen picks AVX-512, AVX2 or scalar code; Intel MKL and NumPy's OpenBLAS pick
+their own code branch), and more threads split sums differently, so last digits move,
+and the two combine: a Xeon's AVX2 kernels printed 63.5116 with one thread and 63.5117
+with two. So every kernel set runs with one thread and with two (where a split first
+changes a sum; more threads split differently again, but no stored output may depend on
+any split); the native kernels with one thread are `make test` itself. Each run must pass against the same stored
+outputs (compared as tests/output_tolerance.py says). The browser and fresh-install
+tests are left out: they do not depend on the numeric backend. Prints a table of
+results and times; exits 1 if any run failed.
 """
 from __future__ import annotations
 
@@ -25,42 +29,58 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "OPENBLAS_CORETYPE")
+
+# The kernel sets: ATen's (torch), MKL's (torch's matrix products) and OpenBLAS's (NumPy's).
+KERNELS = {
+    "native": ({}, "this CPU's own kernels"),
+    "avx2": ({"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "OPENBLAS_CORETYPE": "Haswell"},
+             "a laptop or CI runner with AVX2 but not AVX-512"),
+    "scalar": ({"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "OPENBLAS_CORETYPE": "Nehalem"},
+               "a CPU without vector kernels; a proxy for other summation orders (ARM, no MKL)"),
+}
 
 
 @dataclass(frozen=True)
 class Backend:
-    """One stand-in machine: environment variables, what it stands in for, and how many
-    pytest workers share the cores (one when each kernel uses every core: two workers
-    with two OpenMP threads each on two cores spin against each other, 50x slower)."""
-    name: str
-    variables: dict
-    stands_in_for: str
-    workers: int = 2
+    """One stand-in machine: a kernel set (see KERNELS) and a thread count for torch,
+    MKL and OpenBLAS."""
+    kernels: str
+    threads: int
+
+    @property
+    def name(self) -> str:
+        return self.kernels if self.threads == 1 else f"{self.kernels}-{self.threads}"
+
+    @property
+    def variables(self) -> dict:
+        return {**KERNELS[self.kernels][0], **{variable: str(self.threads) for variable in THREAD_VARIABLES}}
+
+    @property
+    def stands_in_for(self) -> str:
+        what = KERNELS[self.kernels][1]
+        return what if self.threads == 1 else f"{what}, computing on {self.threads} threads"
 
 
-def backends(cores: int) -> list[Backend]:
-    """The matrix. The native backend with one thread is `make test` itself."""
-    all_threads = {variable: str(cores) for variable in THREAD_VARIABLES}
-    return [
-        Backend("avx2", {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2"},
-                "a laptop or CI runner with AVX2 but not AVX-512"),
-        Backend("scalar", {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"},
-                "a CPU without vector kernels; a proxy for other summation orders (ARM, no MKL)"),
-        Backend(f"threads-{cores}", all_threads,
-                f"the libraries' default thread count ({cores} here), as a learner's kernel runs", workers=1),
-    ]
+def backends() -> list[Backend]:
+    """The matrix: every kernel set with one and with two threads, but for the native set
+    with one thread, which is `make test`."""
+    return [Backend("avx2", 1), Backend("scalar", 1), Backend("native", 2), Backend("avx2", 2), Backend("scalar", 2)]
 
 
-def command(workers: int = 2) -> list[str]:
+def command() -> list[str]:
     """The test command every stand-in runs (the version environments run it too)."""
-    return [sys.executable, "-m", "pytest", "-n", str(workers), "--nbval", "-p", "no:cacheprovider", "-q",
+    return [sys.executable, "-m", "pytest", "-n", "2", "--nbval", "-p", "no:cacheprovider", "-q",
             "-m", "not slow and not browser"]
 
 
 def environment(backend: Backend) -> dict:
-    """This process's environment with the backend's variables set (and no stray ones)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "MKL_CBWR")}
-    env.update(backend.variables)
+    """This process's environment with the backend's variables set (and no stray ones).
+    Idle OpenMP threads sleep instead of spinning (OMP_WAIT_POLICY=PASSIVE): this changes
+    no result, and on a busy two-core machine a loop of small matrix products on two
+    spinning threads ran 20-30 times slower than on two sleeping ones."""
+    env = {k: v for k, v in os.environ.items() if k not in KERNEL_VARIABLES}
+    env.update(backend.variables, OMP_WAIT_POLICY="PASSIVE")
     return env
 
 
@@ -73,20 +93,22 @@ def closing_line(output: str) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    cores = os.cpu_count() or 2
-    names = [b.name for b in backends(cores)]
+    matrix = backends()
+    names = [b.name for b in matrix]
     parser.add_argument("names", nargs="*", help=f"backends to run (default: all of {', '.join(names)})")
+    parser.add_argument("--only", nargs="+", metavar="PATH", default=[],
+                        help="test files or notebooks to run instead of all of them")
     args = parser.parse_args(argv)
     unknown = set(args.names) - set(names)
     if unknown:
         parser.error(f"unknown backend(s) {sorted(unknown)}; choose from {names}")
-    chosen = [b for b in backends(cores) if not args.names or b.name in args.names]
+    chosen = [b for b in matrix if not args.names or b.name in args.names]
     rows, failed = [], False
     for backend in chosen:
         settings = " ".join(f"{k}={v}" for k, v in backend.variables.items())
         print(f"\n== backend {backend.name}: {settings} ({backend.stands_in_for})", flush=True)
         start = time.perf_counter()
-        result = subprocess.run(command(backend.workers), cwd=ROOT, env=environment(backend), text=True,
+        result = subprocess.run(command() + args.only, cwd=ROOT, env=environment(backend), text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         seconds = time.perf_counter() - start
         print(result.stdout[-6000:] if result.returncode else closing_line(result.stdout), flush=True)

@@ -156,14 +156,21 @@ To run it on your computer (Python 3.11 or newer): `make lab`, or
 """
 
 
-def build(out: Path = DEFAULT_OUT, notebooks: Path = ROOT / "notebooks") -> list[Path]:
-    """Write the student edition into ``out`` (emptied first); return the notebooks written."""
+def course_notebooks(out: Path, notebooks: Path) -> tuple[Path, list[Path]]:
+    """``out`` resolved and the course's notebooks in ``notebooks``; raises ValueError when
+    there are none, or when ``out`` is not a folder of its own (it will be emptied)."""
     out, notebooks = Path(out).resolve(), Path(notebooks).resolve()
     sources = sorted(notebooks.glob(NOTEBOOK_GLOB))
     if not sources:
         raise ValueError(f"no notebooks matching {NOTEBOOK_GLOB} in {notebooks}")
     if out in (ROOT, notebooks) or out in notebooks.parents:
         raise ValueError(f"out must be a folder of its own, not {out}")
+    return out, sources
+
+
+def build(out: Path = DEFAULT_OUT, notebooks: Path = ROOT / "notebooks") -> list[Path]:
+    """Write the student edition into ``out`` (emptied first); return the notebooks written."""
+    out, sources = course_notebooks(out, notebooks)
     if out.exists():
         shutil.rmtree(out)
     (out / "notebooks").mkdir(parents=True)

@@ -7,7 +7,7 @@
 Idempotent: run it again and nothing changes. In the first (markdown) cell, the line with the
 Binder badge becomes the badges line (Binder, then Open in Colab, both opening this notebook);
 without a Binder badge, the badges line goes under the title. The setup cell (SETUP_SOURCE,
-tagged ``course-setup``) becomes the first code cell, right after the header. Outputs of other
+tagged ``course-setup``, and ``remove-cell`` for the site) becomes the first code cell, right after the header. Outputs of other
 cells are left alone: re-execute the notebooks afterwards (make execute).
 """
 from __future__ import annotations
@@ -24,6 +24,7 @@ NOTEBOOKS = ROOT / "notebooks"
 REPOSITORY = "residual-course/residual-connections"  # GitHub owner/name, as in the Binder badge
 BRANCH = "main"
 SETUP_TAG = "course-setup"
+SITE_TAG = "remove-cell"  # the course site (scripts/build_site.py) leaves the setup cell out
 BINDER_BADGE = re.compile(r"\[!\[Binder\]\([^)]*\)\]\(https://mybinder\.org/v2/gh/[^)\s]*\)")
 
 # The first code cell of every notebook. On Colab only the notebook is opened, so the course's
@@ -90,6 +91,8 @@ def update(notebook, name: str) -> bool:
     header.source = with_badges(header.source, name)
     existing = [cell for cell in notebook.cells if is_setup_cell(cell)]
     setup = existing[0] if existing else nbformat.v4.new_code_cell(metadata={"tags": [SETUP_TAG]})
+    if SITE_TAG not in setup.metadata["tags"]:
+        setup.metadata["tags"].append(SITE_TAG)
     notebook.cells = [cell for cell in notebook.cells if not is_setup_cell(cell)]
     if setup.source != SETUP_SOURCE:
         setup.source, setup.outputs, setup.execution_count = SETUP_SOURCE, [], None

@@ -39,8 +39,10 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from backend_matrix import THREAD_VARIABLES, closing_line, command  # noqa: E402
 
 BUILD = ROOT / "build" / "versions"
-# Not needed without the browser tests, and JupyterLab would pull a newer ipykernel stack.
-LEFT_OUT = {"jupyterlab", "playwright"}
+# Not needed without the browser tests (the site's tests among them), and JupyterLab would pull a
+# newer ipykernel stack; the classroom tools (grading, the hub) need JupyterLab 4 and run only in
+# make test's slow tests.
+LEFT_OUT = {"jupyterlab", "playwright", "sphinx", "myst-nb", "sphinx-book-theme", "nbgrader", "jupyterhub", "nbgitpuller"}
 # What Colab runs next to ipywidgets 7.7.1 (google-colab 1.0.0 requires exactly these).
 COLAB_WIDGET_STACK = {"ipywidgets": "7.7.1", "ipykernel": "6.17.1", "ipython": "7.34.0"}
 # Versions printed in the summary, as the notebook kernel reports them.

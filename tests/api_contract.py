@@ -23,6 +23,10 @@ import time
 from contextlib import contextmanager
 
 import numpy as np
+# torch imports sympy lazily, on the first use of some operations; an alarm of time_limit that
+# lands inside that import leaves a half-initialised sympy in sys.modules, and every later torch
+# call in the worker then fails (seen under heavy load). Imported whole here, before any alarm.
+import sympy  # noqa: F401
 
 # The kinds of bad value, each with the value tried every time (the test's Hypothesis
 # strategies in test_api_contract.py draw further values of each kind).
@@ -58,6 +62,8 @@ EXEMPT_MODULES = {
 EXEMPT_CALLABLES = {
     # A NamedTuple of results that forward() fills in; nothing is computed from its fields.
     "utils.numpy_block.BlockSteps": "a record of forward()'s results",
+    # An ipywidgets VBox that LivePlot.static_widget fills; ipywidgets checks its children.
+    "utils.widgets.StaticPlot": "a VBox built by LivePlot.static_widget",
 }
 
 # Parameters that mean the same in every function.
@@ -94,8 +100,8 @@ ACCEPTS = {
     "utils.slopes.slope_products": {"slope": "negative zero huge"},  # vanishing and exploding products are the lesson
     "utils.slopes.slope_table": {"plain_slope": "negative zero huge", "edit": "zero huge"},
     "utils.slopes.draw_slope_products": {"plain_slope": "negative zero huge", "edit": "zero huge"},
-    "utils.slopes.make_panel": {"plain_slope": "zero", "edit": "zero"},  # the sliders' left ends
-    "utils.jacobians.make_panel": {"scale": "zero"},  # the slider's left end: no branch
+    "utils.slopes.slope_products_plot": {"plain_slope": "zero", "edit": "zero"},  # the sliders' left ends
+    "utils.jacobians.singular_values_plot": {"scale": "zero"},  # the slider's left end: no branch
     "utils.slopes.format_plain": {"value": "negative zero nan inf huge"},  # products that under- or overflowed
     "utils.slopes.format_residual": {"value": "negative zero nan inf huge"},
     "utils.slopes.factor_from_one": {"value": "negative huge"},  # |value| is used
@@ -108,15 +114,20 @@ ACCEPTS = {
     "utils.plotting.short_number": {"value": "negative zero huge"},  # any tick value
     "utils.plotting.legend_below": {"xlabel_inches": "zero"},  # no x label under the axes
     "utils.shattered.input_gradient_curve": {"low": "negative zero", "high": "negative zero huge"},
-    "utils.blocks.make_block_panel": {"scale": "zero"},  # the slider's left end
+    "utils.blocks.block_plot": {"scale": "zero"},  # the slider's left end
+    # It answers whether a control can show a value, for any value at all.
+    "utils.widgets.accepts": {"value": "none string negative zero nan inf array3d huge object"},
+    "utils.widgets.describe_figure": {"text": "string"},  # any text a draw function returns
     "utils.data.DigitsSplit": {"n_classes": "huge"},  # a count of labels, nothing is allocated
     "utils.jacobians.power_of_ten": {"log10_values": "negative zero huge array3d"},
     "utils.lesion.path_length_counts": {"n_blocks": "zero"},  # no block: one path, the skip
     "utils.lesion.random_lesion_accuracies": {"k": "zero"},  # delete nothing: the intact accuracy
     "utils.numpy_block.relu": {"z": "negative zero huge array3d"},  # entry by entry, any shape
     "utils.progress.Progress": {"total": "huge"},  # a counter, nothing is allocated
+    "utils.threads.cgroup_cpu_limit": {"root": "string", "proc_cgroup": "string"},  # a missing path: no quota
     "utils.recipes.branches": {"depth": "huge"},  # a formula
     "utils.training.train": {"lr": "zero huge", "momentum": "zero"},  # a diverging run is a result to show
+    "utils.training.warmup_lr": {"step": "huge", "lr": "zero huge", "warmup_steps": "zero huge"},  # any schedule
     "utils.landscape.loss_surface": {"span": "huge"},  # any positive span slices the surface
     "utils.training_figures.loss_curves": {"window": "huge"},  # clipped to the curve's length
     "utils.training_figures.random_lesions": {"blocks": "huge"},  # a count in the axis label
@@ -300,7 +311,7 @@ VALID = {
     "utils.gradient_flow.describe": lambda: dict(residual=True, norm="pre", scale=1.0),
     "utils.gradient_flow.summary_text": lambda: dict(profile=_profile(), residual=True, norm="pre", scale=1.0),
     "utils.gradient_flow.draw_gradient_flow": lambda: dict(fig=_figure(), depth=10),
-    "utils.gradient_flow.make_panel": lambda: dict(depth=10),
+    "utils.gradient_flow.gradient_flow_plot": lambda: dict(depth=10),
     "utils.gradient_flow.stack_from_stream": lambda: dict(depth=2, d=8),
     "utils.gradient_flow.draw_layer_profiles": lambda: dict(fig=_figure(), profiles={"plain": _profile(),
                                                                                      "residual": _profile()}),
@@ -331,8 +342,6 @@ VALID = {
     "utils.mlp.weight_layers": lambda: dict(model=_mlp()),
     "utils.numpy_block.relu": lambda: dict(z=[-1.0, 2.0]),
     "utils.numpy_block.forward": lambda: dict(x=[1.0, -1.0], w1=np.eye(2), w2=np.eye(2)),
-    "utils.plotting.reuse_axes": lambda: dict(fig=_figure(), build=lambda fig: fig.subplots()),
-    "utils.plotting.reuses_axes": lambda: dict(fig=_figure()),
     "utils.plotting.use_fixed_margins": lambda: dict(fig=_figure()),
     "utils.plotting.legend_below": lambda: dict(fig=_figure()),
     "utils.plotting.tidy_log_yaxis": lambda: dict(ax=_log_axes()),
@@ -340,6 +349,7 @@ VALID = {
     "utils.plotting.short_number": lambda: dict(value=0.5),
     "utils.plotting.figure_png": lambda: dict(fig=_figure()),
     "utils.plotting.figure_svg": lambda: dict(fig=_figure()),
+    "utils.plotting.figure_small_png": lambda: dict(fig=_figure()),
     "utils.plotting.show": lambda: dict(fig=_figure()),
     "utils.plotting.log_safe": lambda: dict(values=[1e-300, 1.0, float("inf")]),
     "utils.plotting.plot_log_safe": lambda: dict(ax=_axes(), x=[1, 2], values=[0.5, 2.0], color="C0", label="a"),
@@ -386,6 +396,8 @@ VALID = {
     "utils.training.train": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1], steps=2, batch_size=4),
     "utils.training.evaluate": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
     "utils.training.layer_gradient_norms": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
+    "utils.training.warmup_lr": lambda: dict(step=3, lr=0.001, warmup_steps=10),
+    "utils.training.output_change": lambda: dict(before=_stream_input(), after=2 * _stream_input()),
     "utils.transformer.SelfAttention": lambda: dict(d=8, heads=2),
     "utils.transformer.AttentionSublayer": lambda: dict(d=8, heads=2),
     "utils.transformer.TransformerBlock": lambda: dict(d=8, heads=2),
@@ -398,6 +410,12 @@ VALID = {
                                                              pre=[1.0, 0.5]),
     "utils.widgets.LivePlot": lambda: dict(draw=_draw, controls=_controls()),
     "utils.widgets.slider": lambda: dict(description="depth", value=2, low=1, high=4),
+    "utils.widgets.accepts": lambda: dict(control=_controls()["depth"], value=2),
+    "utils.widgets.default_grid": lambda: dict(control=_controls()["depth"]),
+    "utils.widgets.describe_figure": lambda: dict(fig=_figure(), text="depth 2"),
+    "utils.widgets.from_metadata": lambda: dict(metadata={"factory": "utils.blocks:block_plot", "kwargs": {}}),
+    "utils.recipes.signal_plot": lambda: dict(depth=4),
+    "utils.shattered.gradient_curves_plot": lambda: dict(depth=4),
     "utils.pictures.setting_key": lambda: dict(values={"depth": 2, "scale": 0.5}),
     "utils.pictures.nearby_values": lambda: dict(control=_controls()["depth"]),
     "utils.pictures.Pictures": lambda: dict(render=lambda figure, values: None, spare_figure=_figure()),

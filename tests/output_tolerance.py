@@ -96,6 +96,13 @@ def numbers_agree(stored: str, fresh: str, rule: Rule = DEFAULT) -> bool:
     return abs(a - b) <= allowed * (1 + 1e-6)  # slack for the float subtraction itself
 
 
+def printed_values_agree(stored: float, fresh: float, decimals: int, rule: Rule = DEFAULT) -> bool:
+    """Whether two values printed with ``decimals`` decimals agree under ``rule``: the
+    unit tests' form of the comparison a stored output gets (no test asserts a digit that
+    another CPU or thread count can move)."""
+    return numbers_agree(f"{stored:.{decimals}f}", f"{fresh:.{decimals}f}", rule)
+
+
 def texts_agree(stored: str, fresh: str, rule: Rule = DEFAULT) -> bool:
     """Whether two printed texts are the same but for numbers that agree under ``rule``."""
     if stored == fresh:

@@ -1,27 +1,49 @@
-"""The backend matrix's pure parts: what each stand-in machine sets, and the shared test command."""
+"""The backend matrix's pure parts: which stand-in machines it runs, what each sets, and
+the shared test command."""
 import sys
 from pathlib import Path
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 import backend_matrix  # noqa: E402
 
 
-def test_each_backend_forces_one_combination_and_the_thread_run_has_the_cores_to_itself():
-    by_name = {b.name: b for b in backend_matrix.backends(cores=2)}
-    assert by_name["avx2"].variables == {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2"}
-    assert by_name["scalar"].variables == {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
-    assert by_name["threads-2"].variables["OMP_NUM_THREADS"] == "2" and by_name["threads-2"].workers == 1
-    assert by_name["avx2"].workers == 2
+def test_every_kernel_set_runs_with_one_and_two_threads_except_what_make_test_runs():
+    combinations = {(b.kernels, b.threads) for b in backend_matrix.backends()}
+    every = {(kernels, threads) for kernels in backend_matrix.KERNELS for threads in (1, 2)}
+    assert combinations == every - {("native", 1)}  # native kernels on one thread: `make test`
+    assert len(combinations) == len(backend_matrix.backends())  # no combination twice
+
+
+def test_each_backend_sets_its_kernels_and_one_thread_count_for_every_library():
+    by_name = {b.name: b for b in backend_matrix.backends()}
+    assert by_name["avx2"].variables == {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2",
+                                         "OPENBLAS_CORETYPE": "Haswell", "OMP_NUM_THREADS": "1",
+                                         "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    assert by_name["scalar-2"].variables["ATEN_CPU_CAPABILITY"] == "default"
+    assert by_name["native-2"].variables == dict.fromkeys(backend_matrix.THREAD_VARIABLES, "2")
+    assert "2 threads" in by_name["avx2-2"].stands_in_for and "threads" not in by_name["avx2"].stands_in_for
+
+
+def test_environment_replaces_stray_settings_and_keeps_idle_threads_asleep(monkeypatch):
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "avx512")
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "SkylakeX")
+    monkeypatch.setenv("OMP_NUM_THREADS", "8")
+    native = backend_matrix.environment(backend_matrix.Backend("native", 2))
+    assert "ATEN_CPU_CAPABILITY" not in native and "OPENBLAS_CORETYPE" not in native
+    assert native["OMP_NUM_THREADS"] == "2" and native["OMP_WAIT_POLICY"] == "PASSIVE"
+    assert backend_matrix.environment(backend_matrix.Backend("avx2", 1))["OMP_NUM_THREADS"] == "1"
 
 
 def test_the_command_is_shared_with_the_version_environments():
-    assert backend_matrix.command()[backend_matrix.command().index("-n") + 1] == "2"
-    assert backend_matrix.command(1)[-2:] == ["-m", "not slow and not browser"]
-    assert "--nbval" in backend_matrix.command(1) and backend_matrix.command(1)[3] == "-n"
-
-
-def test_environment_drops_stray_backend_variables(monkeypatch):
-    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "avx512")
-    threads = backend_matrix.backends(cores=2)[2]
-    assert "ATEN_CPU_CAPABILITY" not in backend_matrix.environment(threads)
+    command = backend_matrix.command()
+    assert command[command.index("-n") + 1] == "2" and "--nbval" in command
+    assert command[-2:] == ["-m", "not slow and not browser"]
     assert backend_matrix.closing_line("x\n== 3 passed in 1.0s ==\n") == "3 passed in 1.0s"
+
+
+def test_unknown_backend_names_are_refused_with_the_choices(capsys):
+    with pytest.raises(SystemExit):
+        backend_matrix.main(["avx512"])
+    assert "['avx2', 'scalar', 'native-2', 'avx2-2', 'scalar-2']" in capsys.readouterr().err

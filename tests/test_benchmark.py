@@ -326,3 +326,17 @@ def test_browser_report_has_a_row_per_liveplot_and_replaces_its_section():
     twice = report.with_browser_section(once, section.replace("| 120 | 120 |", "| 130 | 130 |"))
     assert twice.count(report.BROWSER_HEADING) == 1 and "| 130 | 130 |" in twice and "## Misses" in twice
     assert report.browser_report({"floor": [], "errors": ["no Chromium"]})[1] == ["no Chromium"]
+
+
+def test_site_report_judges_build_time_and_sizes_against_the_limits():
+    site = {"seconds": 20.0, "bytes": 40_000_000, "pages": {"index.html": 30_000, "notebooks/07.html": 4_000_000},
+            "static_widgets": {"07.ipynb": 1}}
+    section, misses = report.site_report(site)
+    assert section.startswith(report.SITE_HEADING) and not misses
+    assert "| largest page (notebooks/07.html) | 4.00 MB | 10 MB | pass |" in section
+    site["pages"]["notebooks/07.html"] = 12_000_000
+    site["seconds"] = 75.0
+    assert report.site_report(site)[1] == ["site: build time 75 s over 60 s",
+                                           "site: largest page (notebooks/07.html) 12.00 MB over 10 MB"]
+    placed = report.with_section("# R\n\n## Misses\n", section, report.SITE_HEADING)
+    assert placed.index(report.SITE_HEADING) < placed.index("## Misses")

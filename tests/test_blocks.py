@@ -5,6 +5,7 @@ import torch
 from matplotlib.figure import Figure
 from torch import nn
 
+from output_tolerance import texts_agree  # tests/: the stored outputs' rule
 from utils import blocks
 from utils.blocks import PlainBlock, ResidualBlock, make_block, make_stack
 
@@ -161,12 +162,13 @@ def test_draw_block_keeps_redraws_cheap():
 
 
 def test_block_panel_greys_out_the_scale_under_rezero():
-    panel = blocks.make_block_panel()
+    panel = blocks.block_plot()
     assert not panel.controls["scale"].disabled
     panel.controls["rezero"].value = True
     assert panel.controls["scale"].disabled and "identity" in panel.text
     panel.controls["norm"].value = "post"
-    assert "std 1.0001" in panel.text
+    output = next(line for line in panel.text.splitlines() if line.startswith("output:"))
+    assert texts_agree("output: mean +0.0000  std 1.0001", output)  # y = LN(x): std 1 (1.00006, unbiased)
 
 
 def test_check_scale_accepts_numbers_and_rezero_only():

@@ -20,7 +20,7 @@ DOUBLE = Exercise("Exercise 0.1: double", _double_checks, ["Multiply by two.", "
 
 
 def _not_done(x):
-    raise NotImplementedError
+    raise NotImplementedError("Exercise 0.1: write your code here")
 
 
 def _in_place(x):
@@ -36,11 +36,15 @@ def _raises(x):
     (lambda x: 2 * x, True, "double(x) = 2x on both inputs"),
     (lambda x: x, False, "returned x unchanged"),
     (lambda x: x ** 2, False, "squared x"),
-    (lambda x: 3 * x, False, "wrong values for x = [1, -2]: it is off by up to 2"),
-    (lambda x: np.append(2 * x, 0), False, "returned shape (3,) for x = [1, -2]; expected shape (2,)"),
+    (lambda x: 2 * x + x ** 2, False, "wrong values for x = [1, -2]: it is off by up to 4"),
+    (lambda x: 3 * x, False, "is 1.5 times the right one everywhere"),
+    (lambda x: -2 * x, False, "the exact negative of the right one"),
+    (lambda x: np.append(2 * x, 0), False, "returned an array of shape (3,) for x = [1, -2]; expected shape (2,)"),
+    (lambda x: tuple(2 * x) + (0.0,), False, "returned a tuple of 3 items for x = [1, -2]; expected shape (2,)"),
+    (lambda x: {"double": 2 * x}, False, "returned a dict (keys 'double')"),
     (lambda x: None, False, "returned None"),
     (lambda x: "two", False, "returned a str"),
-    (lambda x: x * np.nan, False, "NaN or infinity"),
+    (lambda x: x * np.nan, False, "returned NaN for x = [1, -2]; the right result is finite"),
     (_in_place, False, "changed its argument number 1 in place"),
     (_raises, False, "raised ZeroDivisionError (division by zero) when called with x = [1, -2]"),
     (_not_done, False, "Replace the `raise NotImplementedError`"),
@@ -55,6 +59,92 @@ def test_every_kind_of_answer_gets_a_message(answer, passed, fragment):
     assert feedback.passed is passed and bool(feedback) is passed
     assert fragment in feedback.message, feedback.message
     assert str(feedback).startswith("✓" if passed else ("…" if answer is _not_done else "✗"))
+
+
+def _loops_for_ever(x):
+    while True:
+        try:
+            x = x + 1
+        except ValueError:
+            pass
+
+
+def _timed_checks(answer):
+    x = np.array([1.0, -2.0])
+    got = core.call(answer, x, name="double", shown="x = [1, -2]", time_limit=0.3)
+    core.expect_close(got, 2 * x, name="double", shown="x = [1, -2]")
+    return "doubles."
+
+
+TIMED = Exercise("Exercise 0.4: double, timed", _timed_checks, ["Multiply by two."])
+
+
+def test_an_endless_loop_gets_a_verdict_within_the_time_limit():
+    feedback = TIMED.check(_loops_for_ever)
+    assert not feedback.passed and "was still running after 0.3 s when called with x = [1, -2]" in feedback.message
+
+
+def test_learner_code_a_checker_runs_directly_is_stopped_by_the_whole_check_limit(monkeypatch):
+    monkeypatch.setattr(core, "CHECK_TIME_LIMIT", 0.3)
+    direct = Exercise("Exercise 0.5: direct", lambda answer: answer(np.ones(2)), ["hint"])
+    feedback = direct.check(_loops_for_ever)
+    assert not feedback.passed and "the check was still running after 0.3 s" in feedback.message
+
+
+def test_an_outer_timer_is_put_back_with_the_time_it_had_left():
+    import signal
+    signal.setitimer(signal.ITIMER_REAL, 100.0)
+    try:
+        assert TIMED.check(_loops_for_ever).passed is False
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 90.0 < left < 100.0
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def test_only_the_stub_itself_is_not_done_yet():
+    class Misspelled(torch.nn.Module):
+        def forwad(self, x):
+            return x
+
+    def bare(x):
+        raise NotImplementedError
+
+    def from_torch(x):
+        raise NotImplementedError("not implemented for 'Half'")
+
+    assert DOUBLE.check(bare).attempted is False
+    feedback = DOUBLE.check(lambda x: Misspelled()(x))
+    assert feedback.attempted and "has no method called `forward`" in feedback.message
+    assert "raised NotImplementedError (not implemented for 'Half')" in DOUBLE.check(from_torch).message
+
+
+def test_global_state_an_answer_changes_is_put_back():
+    def meddles(x):
+        np.seterr(all="raise")
+        torch.set_grad_enabled(False)
+        torch.set_default_dtype(torch.float64)
+        np.random.seed(1), torch.manual_seed(1)
+        return 2 * x
+
+    errors, numpy_state, torch_state = np.geterr(), np.random.get_state()[1].copy(), torch.random.get_rng_state()
+    assert DOUBLE.check(meddles).passed
+    assert np.geterr() == errors and torch.is_grad_enabled() and torch.get_default_dtype() == torch.float32
+    assert np.array_equal(np.random.get_state()[1], numpy_state)
+    assert torch.equal(torch.random.get_rng_state(), torch_state)
+
+
+def test_printing_is_captured_and_shown_shortened_after_the_verdict(capsys):
+    def chatty(x):
+        print("step " * 50_000)
+        return 2 * x
+
+    feedback = DOUBLE.check(chatty)
+    assert capsys.readouterr().out == ""
+    assert feedback.passed and feedback.printed.startswith("step step")
+    assert "(500,002 characters in all)" in feedback.printed and len(feedback.printed) < 500
+    assert str(feedback).splitlines()[1].startswith("  Your code printed during the check: step")
+    assert DOUBLE.check(lambda x: 2 * x).printed == ""
 
 
 def test_a_model_passed_for_a_function_is_named_but_a_class_is_left_to_its_checker():
@@ -154,3 +244,64 @@ def test_expect_float64_names_low_precision(value):
 @pytest.mark.parametrize("value", [np.ones(2), torch.ones(2, dtype=torch.float64), [1.0, 2.0], 3.0])
 def test_expect_float64_accepts_float64_and_plain_numbers(value):
     assert core.expect_float64(value, what="your result", shown="x", why="Why.") is None
+
+
+@pytest.mark.parametrize("got, fragment", [
+    (-np.arange(1.0, 5.0), "exact negative"),
+    (2 * np.arange(1.0, 5.0), "2 times the right one everywhere (2)"),
+    (np.arange(1.0, 5.0) / 4, "0.25 times the right one everywhere (1 / 4, the size of an axis)"),
+    (np.arange(1.0, 5.0) / 2, "0.5 times the right one everywhere (1 / 2)"),
+    (np.arange(1.0, 5.0) + 0.5, "off by the same amount, 0.5"),
+    (np.array([0.0, 0.0, 0.0, 4.0]), "only the last entry"),
+    (np.arange(1.0, 5.0) * (1 + 1e-7 * np.array([1, -1, 2, 0])), "only at the level of rounding"),
+])
+def test_name_by_shape_names_the_shape_of_a_mistake(got, fragment):
+    assert fragment in core.name_by_shape(got, np.arange(1.0, 5.0))
+
+
+def test_name_by_shape_sees_a_transpose_and_stays_silent_otherwise():
+    want = np.array([[1.0, 2.0], [3.0, 4.0]])
+    assert "transpose" in core.name_by_shape(want.T, want)
+    assert core.name_by_shape(np.array([1.0, 5.0, 2.0]), np.array([3.0, 1.0, 2.5])) is None
+    assert core.name_by_shape(np.array([np.nan, 1.0]), np.array([1.0, 1.0])) is None
+    with pytest.raises(Mistake, match=r"returned the transpose of the right result \(shape \(3, 2\)"):
+        core.expect_close(np.ones((3, 2)), np.ones((2, 3)), name="f", shown="x")
+
+
+def test_describe_container_names_what_was_returned():
+    assert core.describe_container((1, 2, 3)) == "a tuple of 3 items"
+    assert core.describe_container([1.0]) == "a list of 1 item"
+    assert core.describe_container(np.ones((2, 3))) == "an array of shape (2, 3)"
+    assert core.describe_container(torch.ones(2)) == "a tensor of shape (2,)"
+    assert core.describe_container(2.5) == "a float"
+
+
+def _gate_leaves():
+    x = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
+    gate = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    return x, gate, {"x": (x, core.INPUT_WHY), "the gate": (gate, core.GATE_WHY)}
+
+
+def test_expect_gradients_accepts_the_same_graph():
+    x, gate, leaves = _gate_leaves()
+    core.expect_gradients(x + gate * torch.tanh(x), x + gate * torch.tanh(x), leaves, name="f", shown="x")
+
+
+@pytest.mark.parametrize("cut, fragment", [
+    (lambda x, gate: x + gate.item() * torch.tanh(x), "no gradient reaches the gate through them"),
+    (lambda x, gate: (x + gate * torch.tanh(x)).detach(), "no gradient reaches x through them"),
+    (lambda x, gate: x + gate * torch.tanh(x.detach()), "the gradient with respect to x is off by up to"),
+    (lambda x, gate: x + gate.data * torch.tanh(x), "can never learn"),
+])
+def test_expect_gradients_names_the_tensor_a_cut_graph_starves(cut, fragment):
+    x, gate, leaves = _gate_leaves()
+    with pytest.raises(Mistake, match=fragment):
+        core.expect_gradients(cut(x, gate), x + gate * torch.tanh(x), leaves, name="f", shown="x")
+
+
+def test_parameter_leaves_calls_one_number_a_gate():
+    block = torch.nn.Linear(2, 1)
+    block.alpha = torch.nn.Parameter(torch.zeros(()))
+    leaves = core.parameter_leaves(block, "self.")
+    assert list(leaves) == ["`self.weight`", "`self.bias`", "`self.alpha`"]
+    assert leaves["`self.alpha`"][1] == core.GATE_WHY and leaves["`self.weight`"][1] == core.WEIGHT_WHY

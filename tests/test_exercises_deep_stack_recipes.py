@@ -61,6 +61,9 @@ CASES = [
         ("no-skip", _stream("f(h) / math.sqrt(L)"), "dropped the skip path"),
         ("reads-x", _stream("h + f(x) / math.sqrt(L)"), "every branch read x"),
         ("returns-None", "def scaled_stream(x, branches):\n    states = [x]\n", "forget `return`"),
+        ("twice-the-scale", _stream("h + 2 * f(h) / math.sqrt(L)"), "scaled each branch's write by"),
+        ("write-detached", _stream("h + (f(h) / math.sqrt(L)).detach()"), "no gradient reaches branch 1's weight"),
+        ("write-subtracted", _stream("h - f(h) / math.sqrt(L)"), "the branch's write is subtracted"),
     ]),
 ]
 

@@ -34,6 +34,9 @@ CASES = [
         ("in place", _BLOCK + "        x += branch\n        return torch.relu(x)\n", "`x + f` rather than `x += f`"),
         ("an instance, not the class", _BLOCK + "        return torch.relu(x + branch)\n\n\n"
          "ResidualMLPBlock = ResidualMLPBlock(8)\n", "Pass the class itself"),
+        ("branch detached", _BLOCK + "        return torch.relu(x + branch.detach())\n", "no gradient reaches `self.linear1.weight`"),
+        ("skip rebuilt with torch.tensor", _BLOCK + "        return torch.relu(torch.tensor(x.tolist(), dtype=x.dtype) + branch)\n",
+         "the gradient with respect to x is off"),
     ]),
     ExerciseCases(ex.branch_to_skip_ratios, NOTEBOOK, "branch_to_skip_ratios", wrong=[
         ("std instead of variance", _RATIOS + "        ratios.append(float(block.branch(h).std() / h.std()))\n"

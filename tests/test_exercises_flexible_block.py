@@ -44,6 +44,12 @@ CASES = [
         ("pre scales the sum", _forward("s * (x + branch(norm(x)))", _RIGHT_POST), "the scale multiplies the whole sum"),
         ("post scales the output", _forward(_RIGHT_PRE, "s * norm(x + branch(x))"), "the scale multiplies the whole output"),
         ("float32 output", _forward(f"({_RIGHT_PRE}).float()", _RIGHT_POST), "float32 keeps only about 7 digits: compute"),
+        ("gate through float()", _forward("x + float(s) * branch(norm(x))", _RIGHT_POST),
+         "no gradient reaches the gate s through them"),
+        ("branch detached", _forward("x + s * branch(norm(x)).detach()", _RIGHT_POST),
+         "no gradient reaches `norm.weight`"),
+        ("post input detached", _forward(_RIGHT_PRE, "norm(x + s * branch(x.detach()))"),
+         "the gradient with respect to x is off by up to"),
     ]),
     ExerciseCases(ex.rezero_block, NOTEBOOK, "ReZeroBlock", wrong=[
         ("with a LayerNorm", _rezero(_ALPHA + "\n        self.norm = nn.LayerNorm(d)",
@@ -63,6 +69,12 @@ CASES = [
          "pass the class `ReZeroBlock`, not `ReZeroBlock(d)`"),
         ("tanh GELU", _rezero(_ALPHA, "x + self.alpha * self.fc2(F.gelu(self.fc1(x), approximate='tanh'))"),
          "tanh approximation of GELU"),
+        ("alpha.item()", _rezero(_ALPHA, "x + self.alpha.item() * self.fc2(F.gelu(self.fc1(x)))"),
+         "no gradient reaches `self.alpha`"),
+        ("branch through .data", _rezero(_ALPHA, "x + self.alpha * self.fc2(F.gelu(self.fc1(x))).data"),
+         "no gradient reaches `self.fc1.weight`"),
+        ("forward misspelled", _rezero(_ALPHA, _RIGHT).replace("def forward", "def foward"),
+         "has no method called `forward`"),
     ]),
 ]
 

@@ -20,6 +20,8 @@ CASES = [
         ("switch from x", "def block_jacobian(x, W1, W2):\n"
          "    return np.eye(len(x)) + W2 @ np.diag((x > 0).astype(float)) @ W1\n", "decided by x > 0"),
         ("wrong order", _D + "    return np.eye(len(x)) + W1 @ D @ W2\n", "wrong order, W1 D W2"),
+        ("on at exactly 0", _D.replace("> 0", ">= 0") + "    return np.eye(len(x)) + W2 @ D @ W1\n",
+         "counts as on in your D (>= 0)"),
         ("float32 result", _D + "    return (np.eye(len(x)) + W2 @ D @ W1).astype(np.float32)\n",
          "is float32: keep it in float64. Your formula may be right"),
     ]),

@@ -40,6 +40,14 @@ CASES = [
         ("no keepdim", "def layer_norm(x, gamma, beta, eps):\n    mean = x.mean(dim=-1)\n"
          "    return gamma * (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False) + eps) + beta\n",
          "lost its last dimension"),
+        ("gamma through .data", _LN + "    y = (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False, keepdim=True) + eps)\n"
+         "    return gamma.data * y + beta\n", "no gradient reaches gamma"),
+        ("x rebuilt with torch.tensor", "def layer_norm(x, gamma, beta, eps):\n    x = torch.tensor(x.tolist(), dtype=x.dtype)\n"
+         "    mean = x.mean(dim=-1, keepdim=True)\n"
+         "    return gamma * (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False, keepdim=True) + eps) + beta\n",
+         "no gradient reaches x through them"),
+        ("NumPy detour", _LN + "    y = (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False, keepdim=True) + eps)\n"
+         "    return torch.from_numpy((gamma * y + beta).numpy())\n", "Autograd cannot follow a detour through NumPy"),
     ]),
     ExerciseCases(ex.gradient_check, NOTEBOOK, "gradient_check", wrong=[
         ("one-sided", _GC + "        out[i] = (f((flat + step).reshape(x.shape)) - f(x.detach())) / h\n"
@@ -65,6 +73,8 @@ CASES = [
          "    for i in range(flat.numel()):\n        step = torch.zeros_like(flat)\n        step[i] = h\n"
          "        out[i] = (f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / (2 * h)\n"
          "    return x.grad, out.reshape(x.shape)\n", "switched on requires_grad"),
+        ("three results", _GC + "        out[i] = (f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / (2 * h)\n"
+         "    return leaf.grad, out.reshape(x.shape), h\n", "it returned a tuple of 3 items"),
     ]),
 ]
 

@@ -62,8 +62,12 @@ CASES = [
         ("torch-layer-norm", 'def sublayer_step(x, sublayer, norm):\n    ln = nn.LayerNorm(x.shape[-1])\n'
          '    return x + sublayer(ln(x)) if norm == "pre" else ln(x + sublayer(x))\n', "are float64"),
         ("in-place", _sublayer("x.add_(sublayer(_ln(x)))", "_ln(x + sublayer(x))"), "in place"),
-        ("stub", 'def sublayer_step(x, sublayer, norm):\n    raise NotImplementedError("write it")\n',
+        ("stub", 'def sublayer_step(x, sublayer, norm):\n    raise NotImplementedError("Exercise 10.1: write your code here")\n',
          "Replace the `raise NotImplementedError`"),
+        ("eps = 1e-12", _sublayer("x + sublayer(_ln(x, eps=1e-12))", "_ln(x + sublayer(x), eps=1e-12)"),
+         "your eps is not 1e-5"),
+        ("sublayer's write detached", _sublayer("x + sublayer(_ln(x)).detach()", "_ln(x + sublayer(x).detach())"),
+         "no gradient reaches the sublayer's weight"),
     ]),
     ExerciseCases(ex.stream_variances, NOTEBOOK, "stream_variances", wrong=[
         ("rms", _variances("float(h.pow(2).mean().sqrt())"), "root mean square"),

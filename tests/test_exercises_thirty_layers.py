@@ -56,6 +56,9 @@ CASES = [
         ("returned the gradient tensors", GRADIENT_TENSORS, "take `.norm().item()` of each"),
         ("reverse order", REVERSED, "in reverse order"),
         ("input left out", WITHOUT_THE_INPUT, "include the input x_0"),
+        ("a dict by layer", NORMS.replace("return [x_l.grad.norm().item() for x_l in xs]",
+                                          "return {l: x_l.grad.norm().item() for l, x_l in enumerate(xs)}"),
+         "returned a dict (keys 0, 1, 2, 3, ...)"),
     ]),
 ]
 

@@ -54,6 +54,8 @@ NOT_DIVIDED = SCALED.replace("grad.norm().item() / g.norm().item()", "grad.norm(
 CASES = [
     ExerciseCases(ex.log10_gain, NOTEBOOK, "log10_gain", wrong=[
         ("product without renormalising", NAIVE_PRODUCT, "left float64's range"),
+        ("log of the sum, not the norm", RENORMALISED.replace("math.log10(v.norm().item())", "torch.log10(v.sum()).item()"),
+         "so it is not an overflow"),
         ("natural logarithm", NATURAL_LOG, "natural logarithm"),
         ("first Jacobian first", WRONG_ORDER, "wrong order"),
         ("no transpose", NO_TRANSPOSE, "instead of its transpose"),

@@ -5,39 +5,54 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
+from output_tolerance import DEFAULT, Rule, printed_values_agree  # tests/: the stored outputs' rule
 from utils import gradient_flow as gf
 from utils.blocks import make_stack
 
-# The one entry of the reference table whose fourth decimal depends on the CPU's float32
-# kernels (the order of the sums): 63.5117 with Intel MKL's AVX2 branch, 63.5116 on an
-# AVX-512/AMX Xeon, 63.5118 in the chapter. Every other entry prints the same four
-# decimals on every backend.
-BACKEND_DEPENDENT = (("plain", "gradient_norm"),)
-BACKEND_TOLERANCE = 2e-4  # for that entry; the others agree to the printed 1e-4
+# The reference table is float32 arithmetic: another CPU, numeric backend or thread count
+# adds its products in another order, so a printed digit may move. What holds everywhere
+# is what notebook 06's stored table promises under the course's rule for stored outputs
+# (tests/output_tolerance.py): each entry within one unit of its fourth decimal, except the
+# plain stack's gradient norm, whose float32 noise reaches the fourth decimal (63.51165
+# with ATen's scalar kernels and 63.51170 with its AVX2 and AVX-512 ones on the course's
+# AMD EPYC, 63.5116 or 63.5117 on an AVX-512/AMX Xeon, 63.5118 in the chapter): that
+# entry gets the rule the notebook declares for its table cell.
+NOISY_ENTRY_RULE = Rule(abs=2e-4)
+RULES = {("plain", "gradient_norm"): NOISY_ENTRY_RULE}
 
 
-def test_reference_table_is_reproduced_to_the_fourth_decimal():
-    results = gf.reference_comparison()
-    for column in ("plain", "residual"):
-        for metric in gf.METRICS:
-            want = gf.REFERENCE_TABLE[column][metric]
-            if (column, metric) in BACKEND_DEPENDENT:  # its fourth decimal depends on the float32 kernels
-                assert abs(results[column][metric] - want) <= BACKEND_TOLERANCE, (column, metric)
-                assert f"{results[column][metric]:.3f}" == f"{want:.3f}"
-            else:
-                assert round(results[column][metric], 4) == want, (column, metric, results[column][metric])
+def _disagreements(want: dict, got: dict) -> list:
+    """The entries of two reference tables whose four printed decimals disagree."""
+    return [(column, metric, want[column][metric], got[column][metric])
+            for column in ("plain", "residual") for metric in gf.METRICS
+            if not printed_values_agree(want[column][metric], got[column][metric], 4,
+                                        RULES.get((column, metric), DEFAULT))]
 
 
-def test_reference_table_prints_the_same_digits_with_two_threads():
+def test_reference_table_agrees_with_the_chapter_to_the_fourth_decimal():
+    assert _disagreements(gf.REFERENCE_TABLE, gf.reference_comparison()) == []
+
+
+def test_reference_table_with_two_threads_agrees_with_one_thread():
     before = torch.get_num_threads()
     try:
         torch.set_num_threads(1)
-        one = gf.format_table(gf.reference_comparison())
+        one = gf.reference_comparison()
         torch.set_num_threads(2)
-        two = gf.format_table(gf.reference_comparison())
+        two = gf.reference_comparison()
     finally:
         torch.set_num_threads(before)
-    assert one == two
+    assert _disagreements(one, two) == []
+
+
+def test_disagreements_name_an_entry_off_by_more_than_its_rule():
+    moved = {column: dict(values) for column, values in gf.REFERENCE_TABLE.items()}
+    moved["plain"]["gradient_norm"] += 2e-4  # float noise of this entry: passes
+    assert _disagreements(gf.REFERENCE_TABLE, moved) == []
+    moved["plain"]["gradient_norm"] += 2e-4
+    moved["residual"]["output_std"] += 2e-4  # two units of the fourth decimal: fails
+    assert [entry[:2] for entry in _disagreements(gf.REFERENCE_TABLE, moved)] == [
+        ("plain", "gradient_norm"), ("residual", "output_std")]
 
 
 def test_format_table_shows_four_decimals_and_the_reference():
@@ -52,12 +67,12 @@ def test_profile_of_the_reference_stacks_ends_in_the_table_values():
     stacks, inputs = gf.reference_setup()
     profile = gf.profile_stack(stacks["residual"], inputs["residual"])
     assert profile.depth == 30
-    assert round(profile.grad_norm[0], 4) == 202.0742  # gradient with respect to the input
+    assert printed_values_agree(202.0742, profile.grad_norm[0], 4)  # gradient with respect to the input
     assert profile.grad_norm[-1] == pytest.approx(math.sqrt(4 * 32 * 128))  # all-ones upstream: norm 128
-    assert round(profile.act_std[-1], 4) == 1.4831
+    assert printed_values_agree(1.4831, profile.act_std[-1], 4)
     plain = gf.profile_stack(stacks["plain"], inputs["plain"])
-    assert abs(plain.grad_norm[0] - 63.5118) <= BACKEND_TOLERANCE  # the backend-dependent digit
-    assert round(plain.act_mean[-1], 4) == -0.0082
+    assert printed_values_agree(63.5118, plain.grad_norm[0], 4, NOISY_ENTRY_RULE)
+    assert printed_values_agree(-0.0082, plain.act_mean[-1], 4)
 
 
 def test_streamed_profile_matches_the_whole_stack_for_every_configuration():
@@ -72,7 +87,7 @@ def test_streamed_profile_matches_the_whole_stack_for_every_configuration():
         np.testing.assert_allclose(streamed.grad_norm, whole.grad_norm, rtol=1e-5)
         np.testing.assert_allclose(streamed.act_std, whole.act_std, rtol=1e-5)
         np.testing.assert_allclose(streamed.act_mean, whole.act_mean, rtol=1e-4, atol=1e-7)
-        np.testing.assert_array_equal(reused.grad_norm, streamed.grad_norm)
+        np.testing.assert_array_equal(reused.grad_norm, streamed.grad_norm)  # same bits, same operations
 
 
 def test_float64_streamed_profile_uses_the_same_weights_in_double_precision():
@@ -125,7 +140,7 @@ def test_shortcut_scale_multiplies_the_skip_path_so_an_identity_branchless_stack
         profile = gf.streamed_profile(20, 16, scale="rezero", tokens=4, shortcut=lam, dtype=torch.float64)
         assert profile.gain[0] == pytest.approx(lam ** 20, rel=1e-12)
     same = gf.streamed_profile(5, 16, tokens=3, shortcut=1.0)
-    np.testing.assert_array_equal(same.grad_norm, gf.streamed_profile(5, 16, tokens=3).grad_norm)
+    np.testing.assert_array_equal(same.grad_norm, gf.streamed_profile(5, 16, tokens=3).grad_norm)  # the block itself
     x, g = gf.probe(3, 16, 0)
     torch.manual_seed(0)
     stack = gf.stack_from_stream(5, 16, 0, scale=0.5)
@@ -181,7 +196,7 @@ def test_depth_sweep_equals_separate_streamed_profiles_in_the_order_given():
         for depth, profile in zip([7, 2, 5], sweep[name]):
             alone = gf.streamed_profile(depth, 16, residual=residual, norm="post", scale=2.0, tokens=3, seed=2)
             np.testing.assert_allclose(profile.grad_norm, alone.grad_norm, rtol=1e-6)
-            np.testing.assert_array_equal(profile.act_std, alone.act_std)
+            np.testing.assert_array_equal(profile.act_std, alone.act_std)  # one forward pass, the same in both
     double = gf.depth_sweep([4, 2], d=16, tokens=3, seed=2, dtype=torch.float64)
     alone = gf.streamed_profile(4, 16, residual=False, tokens=3, seed=2, dtype=torch.float64)
     np.testing.assert_allclose(double["plain"][0].grad_norm, alone.grad_norm, rtol=1e-12)
@@ -257,7 +272,7 @@ def test_widget_extreme_plain_depth_explodes_and_says_so_in_numbers():
 
 
 def test_panel_greys_out_norm_and_scale_for_a_plain_stack():
-    panel = gf.make_panel()
+    panel = gf.gradient_flow_plot()
     assert panel.controls["depth"].continuous_update is False
     assert "residual, pre-norm, scale 1" in panel.text
     panel.controls["residual"].value = False

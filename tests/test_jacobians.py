@@ -3,6 +3,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from utils import jacobians, numpy_block, plotting
+from utils.pictures import RedrawFigure
 
 W1 = [[0.5, 0.0], [0.0, -0.5]]
 W2 = [[0.1, 0.0], [0.2, 0.2]]
@@ -201,8 +202,9 @@ def test_every_corner_of_the_widget_draws_without_warnings():
 
 
 def test_a_redraw_on_the_widget_figure_matches_a_fresh_figure_pixel_for_pixel():
-    reused = Figure(figsize=(jacobians.FIGURE_SIZE["width"], jacobians.FIGURE_SIZE["height"]), layout="constrained")
+    reused = RedrawFigure(**jacobians.FIGURE_SIZE)
     for depth, scale in ((1, 0.0), (1000, 2.0), (50, 0.1), (2, 1.0), (50, 0.1)):
+        reused.start()
         jacobians.draw_jacobian_products(reused, depth=depth, scale=scale)
         fresh = Figure(figsize=(jacobians.FIGURE_SIZE["width"], jacobians.FIGURE_SIZE["height"]), layout="constrained")
         jacobians.draw_jacobian_products(fresh, depth=depth, scale=scale)
@@ -211,12 +213,12 @@ def test_a_redraw_on_the_widget_figure_matches_a_fresh_figure_pixel_for_pixel():
 
 
 def test_the_panel_starts_at_its_defaults_and_redraws_when_a_slider_moves():
-    panel = jacobians.make_panel()
+    panel = jacobians.singular_values_plot()
     assert panel.values() == {"depth": 50, "scale": 0.1}
     first = panel.text
     panel.controls["depth"].value = 200
     assert panel.text != first and "200" in panel.text
-    assert jacobians.make_panel(depth=5, scale=2.0).values() == {"depth": 5, "scale": 2.0}
+    assert jacobians.singular_values_plot(depth=5, scale=2.0).values() == {"depth": 5, "scale": 2.0}
 
 
 @pytest.mark.parametrize("keyword, value, message", [
@@ -225,4 +227,4 @@ def test_the_panel_starts_at_its_defaults_and_redraws_when_a_slider_moves():
 ])
 def test_the_panel_refuses_a_start_outside_its_sliders(keyword, value, message):
     with pytest.raises(ValueError, match=message):
-        jacobians.make_panel(**{keyword: value})
+        jacobians.singular_values_plot(**{keyword: value})

@@ -42,7 +42,7 @@ def test_update_adds_badges_and_setup_cell_once_and_keeps_the_rest():
     lines = notebook.cells[0].source.split("\n")
     assert lines[:2] == ["# 04 · A title", header.badges_line("04_x.ipynb")] and lines[3] == "**What you will learn:** ..."
     assert [c.source for c in notebook.cells[1:]] == [header.SETUP_SOURCE, "print(1)"]
-    assert notebook.cells[1].id == header.SETUP_TAG and notebook.cells[1].metadata["tags"] == [header.SETUP_TAG]
+    assert notebook.cells[1].id == header.SETUP_TAG and notebook.cells[1].metadata["tags"] == [header.SETUP_TAG, header.SITE_TAG]
     assert not header.update(notebook, "04_x.ipynb")  # idempotent
     assert len(notebook.cells) == 3
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from output_tolerance import (DEFAULT, Rule, last_digit_unit, numbers_agree, reconcile, rule_from_metadata,
-                              split_numbers, texts_agree)
+from output_tolerance import (DEFAULT, Rule, last_digit_unit, numbers_agree, printed_values_agree, reconcile,
+                              rule_from_metadata, split_numbers, texts_agree)
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -39,6 +39,15 @@ def test_declared_rules():
     assert not numbers_agree("2.1", "2.2", Rule(exact=True))
     assert numbers_agree("0.055", "0.060", Rule(rel=0.1)) and not numbers_agree("0.055", "0.097", Rule(rel=0.3))
     assert numbers_agree("200", "203", Rule(abs=5)) and not numbers_agree("200", "206", Rule(abs=5))
+
+
+def test_printed_values_agree_compares_the_printed_digits_under_the_rule():
+    assert printed_values_agree(63.5118, 63.511654, 4)              # 63.5118 and 63.5117: one unit apart
+    assert not printed_values_agree(63.5118, 63.51154, 4)           # 63.5118 and 63.5115: three
+    assert printed_values_agree(63.51165, 63.51174, 3)              # 63.512 both
+    assert printed_values_agree(-1e-9, 0.0, 4)                      # -0.0000 and 0.0000
+    assert printed_values_agree(63.5118, 63.5116, 4, Rule(abs=2e-4))
+    assert not printed_values_agree(63.5118, 63.5114, 4, Rule(abs=2e-4))
 
 
 def test_texts_agree_only_when_the_words_match():

@@ -1,12 +1,74 @@
 import threading
-import time
 
 import ipywidgets
 import pytest
+from matplotlib.figure import Figure
 
 from utils import pictures, plotting
-from utils.pictures import Pictures, nearby_values, setting_key
+from utils.pictures import Pictures, RedrawFigure, nearby_values, setting_key
 from utils.widgets import LivePlot
+
+
+def _two_axes(fig):
+    return fig.subplots(1, 2)
+
+
+def test_a_redraw_figure_hands_the_next_drawing_the_same_axes_emptied():
+    fig = RedrawFigure()
+    fig.start()
+    left, right = fig.subplots(1, 2)
+    left.plot([1, 2], [1, 1e5])
+    left.set_yscale("log")
+    left.set_title("before")
+    left.set_xlim(5, 6)
+    right.fill_between([0, 1], [0, 1])
+    right.text(0, 0, "note")
+    right.legend(["x"])
+    fig.suptitle("first headline")
+    fig.legend(["y"])
+    fig.start()
+    assert not left.lines and not right.collections and not right.texts and right.get_legend() is None
+    assert not fig.legends and not fig.texts and fig.get_suptitle() == ""
+    assert left.get_yscale() == "linear" and left.get_title() == "" and left.get_autoscalex_on()
+    again = fig.subplots(1, 2)
+    assert again[0] is left and again[1] is right and len(fig.axes) == 2
+    fig.suptitle("second headline")  # a new headline is drawn, not a detached one
+    assert fig.get_suptitle() == "second headline" and len(fig.texts) == 1
+
+
+def test_a_redraw_figure_makes_new_axes_after_a_clear_or_for_another_layout():
+    fig = RedrawFigure(6, 3)
+    first = fig.subplots(1, 2)
+    fig.clear()
+    fig.start()
+    second = fig.subplots(1, 2)
+    assert second[0] is not first[0] and len(fig.axes) == 2
+    fig.start()
+    single = fig.subplots()
+    assert fig.axes == [single]
+    fig.start()
+    fig.add_subplot()  # a drawing that makes its axes another way is cleared every time
+    fig.start()
+    assert fig.axes == []
+    with pytest.raises(ValueError, match="height must be at most 30"):
+        RedrawFigure(6, 31)
+
+
+def _draw_line(fig, scale):
+    ax = fig.subplots()
+    plotting.use_fixed_margins(fig)  # as every widget of the course: constrained layout would move the axes
+    ax.plot([1, 2, 3], [1, scale, 2 * scale])
+    ax.set_title(f"up to {2 * scale:g}")  # (tests/test_slopes.py checks log axes, on the course's own draws)
+
+
+def test_a_redraw_matches_a_fresh_figure_pixel_for_pixel():
+    reused = RedrawFigure(6, 3)
+    for scale in (1e5, 1.0, 1e5):
+        reused.start()
+        _draw_line(reused, scale)
+        fresh = Figure(figsize=(6, 3), layout="constrained")
+        _draw_line(fresh, scale)
+        assert plotting.figure_png(reused) == plotting.figure_png(fresh), scale
 
 
 def test_setting_key_names_one_setting_whatever_the_order_and_float_noise():
@@ -42,22 +104,36 @@ def test_choices_offer_their_other_options_and_a_checkbox_its_other_state():
         nearby_values(3)
 
 
-def _counting_render(delay=0.0):
+def _counting_render(gates=None):
+    """A render that records each call; for a setting in ``gates`` ({n: (started, go)}) it
+    says it has started and waits until the test lets it go on."""
     calls = []
 
     def render(figure, values):
-        time.sleep(delay)
+        started, go = (gates or {}).get(values["n"], (None, None))
+        if started is not None:
+            started.set()
+            assert go.wait(10), "the test never let this picture finish"
         calls.append((figure, values["n"], threading.current_thread().name))
         return f"picture {values['n']}"
 
     return render, calls
 
 
-def _wait_for(condition, seconds=10.0):
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "the background thread did not finish in time"
-        time.sleep(0.005)
+def _gate():
+    return threading.Event(), threading.Event()
+
+
+class _FakeClock:
+    """perf_counter for utils.pictures: each reading is ``step`` seconds after the last, so
+    every picture seems to take ``step`` seconds however fast it really is."""
+
+    def __init__(self, step):
+        self.now, self.step = 0.0, step
+
+    def __call__(self):
+        self.now += self.step
+        return self.now
 
 
 def test_pictures_drawn_now_are_kept_and_found_again():
@@ -76,30 +152,41 @@ def test_settings_asked_for_are_drawn_ahead_in_the_background_into_the_spare_fig
     kept = Pictures(render, spare)
     kept.draw(plotting.empty_figure(), {"n": 1})
     kept.draw_ahead({"n": 1}, [{"n": 2}, {"n": 0}, {"n": 1}])  # n=1 is kept already: not drawn again
-    _wait_for(lambda: kept.drawn_ahead == 2)
+    assert kept.idle()
     assert [(figure, n) for figure, n, _ in calls[1:]] == [(spare, 2), (spare, 0)]
     assert {thread for _, _, thread in calls[1:]} == {"pictures-ahead"}
     assert kept.find({"n": 2}) == "picture 2" and len(kept) == 3
 
 
 def test_a_setting_being_drawn_ahead_is_waited_for_not_drawn_twice():
-    render, calls = _counting_render(delay=0.3)
+    started, go = gate = _gate()
+    render, calls = _counting_render({2: gate})
     kept = Pictures(render, plotting.empty_figure())
     kept.draw(plotting.empty_figure(), {"n": 1})
     kept.draw_ahead({"n": 1}, [{"n": 2}])
-    _wait_for(lambda: len(calls) == 1 and kept._drawing_ahead is not None)
+    assert started.wait(10)  # the background thread is inside n=2 now
+    wait = kept._changed.wait
+
+    def let_it_finish(*args, **kwargs):  # find() is waiting for n=2: only now may it be finished
+        go.set()
+        return wait(*args, **kwargs)
+
+    kept._changed.wait = let_it_finish
     assert kept.find({"n": 2}) == "picture 2"
     assert [n for _, n, _ in calls] == [1, 2]
 
 
-def test_no_drawing_ahead_of_a_slow_setting(monkeypatch):
-    monkeypatch.setattr(pictures, "SLOW_SECONDS", 0.05)
-    render, calls = _counting_render(delay=0.1)
+@pytest.mark.parametrize("seconds, drawn_ahead", [(0.01, [2]), (1.0, [])])
+def test_only_a_setting_that_was_quick_to_draw_is_drawn_ahead_of(monkeypatch, seconds, drawn_ahead):
+    monkeypatch.setattr(pictures.time, "perf_counter", _FakeClock(seconds))
+    render, calls = _counting_render()
     kept = Pictures(render, plotting.empty_figure())
     kept.draw(plotting.empty_figure(), {"n": 1})
+    assert kept.seconds({"n": 1}) == seconds
     kept.draw_ahead({"n": 1}, [{"n": 2}])
-    time.sleep(0.3)
-    assert [n for _, n, _ in calls] == [1] and kept.drawn_ahead == 0
+    assert kept.idle()  # returns once the background thread has drawn n=2, or at once if none was asked
+    assert [n for _, n, _ in calls] == [1, *drawn_ahead] and kept.drawn_ahead == len(drawn_ahead)
+    assert (kept.find({"n": 2}) is not None) == bool(drawn_ahead)
 
 
 def test_only_the_last_pictures_are_kept_and_a_failed_guess_is_dropped():
@@ -113,7 +200,7 @@ def test_only_the_last_pictures_are_kept_and_a_failed_guess_is_dropped():
         kept.draw(plotting.empty_figure(), {"n": n})
     assert kept.find({"n": 1}) is None and kept.find({"n": 3}) == 3 and len(kept) == 2
     kept.draw_ahead({"n": 3}, [{"n": -1}, {"n": 4}])
-    _wait_for(lambda: kept.drawn_ahead == 1)
+    assert kept.idle() and kept.drawn_ahead == 1
     assert kept.find({"n": -1}) is None and kept.find({"n": 4}) == 4
     with pytest.raises(ValueError, match="n must be >= 0"):  # the kernel's own redraw shows the error
         kept.draw(plotting.empty_figure(), {"n": -1})
@@ -131,7 +218,7 @@ def test_pictures_rejects_bad_arguments():
 
 
 def _draw_steps(fig, depth, scale=1.0):
-    ax = plotting.reuse_axes(fig, lambda f: f.subplots())
+    ax = fig.subplots()
     ax.plot(range(depth), [scale * d for d in range(depth)])
     ax.set_title(f"depth {depth}")
     return f"depth {depth}, scale {scale:.2f}"
@@ -150,7 +237,8 @@ def test_live_plot_serves_the_next_step_drawn_ahead_as_a_direct_redraw_would_sho
     panel = LivePlot(_draw_steps, {"depth": depth, "scale": scale})
     depth.value = 6  # a learner's move: the next settings are drawn ahead
     assert panel.last_kept is False
-    _wait_for(lambda: panel.pictures.seconds({"depth": 7, "scale": 1.0}) is not None)  # find() would cancel it
+    assert panel.pictures.idle()  # (find() would cancel the drawing ahead)
+    assert panel.pictures.seconds({"depth": 7, "scale": 1.0}) is not None
     depth.value = 7
     assert panel.last_kept is True and panel.text == "depth 7, scale 1.00"
     fresh = plotting.empty_figure(7.0, 4.0)
@@ -163,7 +251,7 @@ def test_live_plot_draws_every_move_from_scratch_when_switched_off(monkeypatch):
     depth = ipywidgets.IntSlider(value=5, min=2, max=9)
     panel = LivePlot(_draw_steps, {"depth": depth})
     depth.value = 6
-    time.sleep(0.2)
+    assert panel.pictures.idle() and panel.pictures._thread is None  # nothing was asked to be drawn ahead
     depth.value = 7
     assert panel.last_kept is False and panel.pictures.drawn_ahead == 0 and panel.text == "depth 7, scale 1.00"
     depth.value = 5  # drawn before, drawn again
@@ -171,13 +259,15 @@ def test_live_plot_draws_every_move_from_scratch_when_switched_off(monkeypatch):
 
 
 def test_stop_waits_for_the_picture_in_progress_and_draws_nothing_more():
-    render, calls = _counting_render(delay=0.2)
+    started, go = gate = _gate()
+    render, calls = _counting_render({2: gate})
     kept = Pictures(render, plotting.empty_figure())
     kept.draw(plotting.empty_figure(), {"n": 1})
     kept.draw_ahead({"n": 1}, [{"n": 2}, {"n": 3}])
-    _wait_for(lambda: kept._drawing_ahead is not None)
+    assert started.wait(10)
+    thread = kept._thread
+    thread.join = lambda timeout: (go.set(), threading.Thread.join(thread, timeout))  # n=2 ends while stop() waits
     kept.stop()
     assert kept._thread is None and [n for _, n, _ in calls] == [1, 2]  # n=2 finished, n=3 never started
-    kept.draw_ahead({"n": 1}, [{"n": 4}])
-    time.sleep(0.1)
+    kept.draw_ahead({"n": 1}, [{"n": 4}])  # stopped: decided at once, no thread starts
     assert kept._thread is None and kept.drawn_ahead == 1

@@ -168,47 +168,6 @@ def test_tidy_log_yaxis_exponent_labels_use_one_format():
         plotting.tidy_log_yaxis(ax, max_ticks=1, exponent_labels=True)
 
 
-def _two_axes(fig):
-    return fig.subplots(1, 2)
-
-
-def test_reuse_axes_builds_once_then_hands_back_emptied_axes():
-    fig = Figure()
-    left, right = plotting.reuse_axes(fig, _two_axes)
-    assert not plotting.reuses_axes(Figure()) and plotting.reuses_axes(fig)
-    left.plot([1, 2], [1, 1e5])
-    left.set_yscale("log")
-    left.set_title("before")
-    left.set_xlim(5, 6)
-    right.fill_between([0, 1], [0, 1])
-    right.text(0, 0, "note")
-    right.legend(["x"])
-    fig.suptitle("first headline")
-    fig.legend(["y"])
-    again = plotting.reuse_axes(fig, _two_axes)
-    assert again[0] is left and again[1] is right and len(fig.axes) == 2
-    assert not left.lines and not right.collections and not right.texts and right.get_legend() is None
-    assert not fig.legends and not fig.texts and fig.get_suptitle() == ""
-    assert left.get_yscale() == "linear" and left.get_title() == "" and left.get_autoscalex_on()
-    fig.suptitle("second headline")  # a new headline is drawn, not a detached one
-    assert fig.get_suptitle() == "second headline" and len(fig.texts) == 1
-
-
-def test_reuse_axes_rebuilds_after_a_clear_or_for_another_layout():
-    fig = Figure()
-    first = plotting.reuse_axes(fig, _two_axes)
-    fig.clear()
-    assert not plotting.reuses_axes(fig)
-    second = plotting.reuse_axes(fig, _two_axes)
-    assert second[0] is not first[0] and len(fig.axes) == 2
-    single = plotting.reuse_axes(fig, lambda f: f.subplots())
-    assert fig.axes == [single]
-    with pytest.raises(TypeError, match="fig must be a matplotlib Figure"):
-        plotting.reuse_axes("figure", _two_axes)
-    with pytest.raises(TypeError, match="build must be a function"):
-        plotting.reuse_axes(fig, "two axes")
-
-
 def test_figure_svg_is_an_svg_of_the_figure_size_with_its_text_and_font_inside():
     import base64
     import io

@@ -160,7 +160,7 @@ def test_bad_input_names_the_parameter():
     with pytest.raises(TypeError, match="model"):
         recipes.signal_at_init(torch.nn.Linear(64, 64), torch.zeros(3, 64))
     with pytest.raises(TypeError, match="x must"):
-        recipes.draw_signal(Figure(), recipe="default", depth=4, x=None)
+        recipes.draw_signal(Figure(), recipe="default", depth=4, x=[[0.0] * 64])
     with pytest.raises(ValueError, match="losses"):
         recipes.plot_losses(Figure().subplots(), [], color="k", label="a")
     ax = Figure().subplots()

@@ -3,6 +3,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from utils import plotting, slopes
+from utils.pictures import RedrawFigure
 
 
 def test_slope_products_are_powers():
@@ -154,9 +155,10 @@ def test_every_corner_of_the_widget_draws_without_warnings():
 
 
 def test_a_redraw_on_the_widget_figure_matches_a_fresh_figure_pixel_for_pixel():
-    reused = Figure(figsize=(slopes.FIGURE_SIZE["width"], slopes.FIGURE_SIZE["height"]), layout="constrained")
+    reused = RedrawFigure(**slopes.FIGURE_SIZE)
     for depth, plain_slope, edit in ((1, 0.0, 0.0), (1000, 2.0, 1.0), (20, 0.5, 0.05), (1000, 0.5, 0.05),
                                      (20, 1.0, 0.0)):
+        reused.start()
         slopes.draw_slope_products(reused, depth=depth, plain_slope=plain_slope, edit=edit)
         fresh = Figure(figsize=(slopes.FIGURE_SIZE["width"], slopes.FIGURE_SIZE["height"]), layout="constrained")
         slopes.draw_slope_products(fresh, depth=depth, plain_slope=plain_slope, edit=edit)
@@ -165,12 +167,12 @@ def test_a_redraw_on_the_widget_figure_matches_a_fresh_figure_pixel_for_pixel():
 
 
 def test_the_panel_starts_at_its_defaults_and_redraws_when_a_slider_moves():
-    panel = slopes.make_panel()
+    panel = slopes.slope_products_plot()
     assert panel.values() == {"depth": 20, "plain_slope": 0.5, "edit": 0.05}
     assert panel.text.startswith("depth 20: plain 9.5e-07")
     panel.controls["depth"].value = 1000
     assert panel.text.startswith("depth 1000: plain 9.3e-302")
-    assert slopes.make_panel(depth=5, plain_slope=2.0, edit=1.0).text.startswith("depth 5: plain 32")
+    assert slopes.slope_products_plot(depth=5, plain_slope=2.0, edit=1.0).text.startswith("depth 5: plain 32")
 
 
 @pytest.mark.parametrize("keyword, value, message", [
@@ -180,4 +182,4 @@ def test_the_panel_starts_at_its_defaults_and_redraws_when_a_slider_moves():
 ])
 def test_the_panel_refuses_a_start_outside_its_sliders(keyword, value, message):
     with pytest.raises((ValueError, TypeError), match=message):
-        slopes.make_panel(**{keyword: value})
+        slopes.slope_products_plot(**{keyword: value})

@@ -6,7 +6,7 @@ from torch import nn
 
 from utils.data import load_digits_split
 from utils.progress import Progress
-from utils.training import evaluate, layer_gradient_norms, train
+from utils.training import evaluate, layer_gradient_norms, output_change, train, warmup_lr
 
 
 def small_model(seed=0):
@@ -141,3 +141,50 @@ def test_training_matches_torch_sgd_bit_for_bit(data, momentum):
         optimizer.step()
     assert losses == expected
     assert all(torch.equal(a, b) for a, b in zip(ours.parameters(), reference.parameters()))
+
+
+def test_warmup_rises_linearly_then_holds():
+    assert [warmup_lr(step, 0.001, 4) for step in (1, 2, 3, 4, 5, 100)] == pytest.approx(
+        [0.00025, 0.0005, 0.00075, 0.001, 0.001, 0.001])
+    assert [warmup_lr(step, 0.001, 0) for step in (1, 2, 50)] == [0.001, 0.001, 0.001]  # no warm-up
+    assert warmup_lr(1, 0.001, 1) == 0.001
+
+
+def test_warmup_bad_input_names_the_parameter():
+    for call, name in ((lambda: warmup_lr(0, 0.001, 4), "step"), (lambda: warmup_lr(1, -0.1, 4), "lr"),
+                       (lambda: warmup_lr(1, 0.001, -1), "warmup_steps"), (lambda: warmup_lr(1.5, 0.001, 4), "step")):
+        with pytest.raises((ValueError, TypeError), match=name):
+            call()
+
+
+def test_output_change_is_the_relative_norm_of_the_difference():
+    before = torch.tensor([[3.0, 0.0], [0.0, 4.0]])             # norm 5
+    after = before + torch.tensor([[0.0, 1.0], [1.0, 0.0]])     # difference of norm sqrt(2)
+    assert output_change(before, after) == pytest.approx(math.sqrt(2) / 5)
+    assert output_change(before, before.clone()) == 0.0
+    assert output_change(before, 2 * before) == pytest.approx(1.0)   # doubling moves it by its own size
+    assert output_change(before, -before) == pytest.approx(2.0)
+
+
+def test_output_change_of_one_adam_step_matches_the_update():
+    # One Adam step moves every weight by lr * g / (|g| + eps): for a linear model the output moves by x @ dW^T.
+    torch.manual_seed(0)
+    model, x = nn.Linear(5, 3, bias=False).double(), torch.randn(7, 5, dtype=torch.float64)
+    optimiser = torch.optim.Adam(model.parameters(), lr=0.01)
+    before, weight = model(x).detach(), model.weight.detach().clone()
+    model(x).pow(2).sum().backward()
+    grad = model.weight.grad.clone()
+    optimiser.step()
+    step = -0.01 * grad / (grad.abs() + 1e-8)
+    assert torch.allclose(model.weight.detach() - weight, step)
+    assert output_change(before, model(x).detach()) == pytest.approx(float((x @ step.T).norm() / before.norm()))
+
+
+def test_output_change_bad_input_names_the_parameter():
+    good = torch.ones(2, 3)
+    for call, name in ((lambda: output_change([1.0], good), "before"), (lambda: output_change(good, torch.ones(3, 2)), "after"),
+                       (lambda: output_change(torch.zeros(2, 3), good), "before"),
+                       (lambda: output_change(good, torch.full((2, 3), float("nan"))), "after"),
+                       (lambda: output_change(good, torch.ones(2, 3, dtype=torch.int64)), "after")):
+        with pytest.raises((ValueError, TypeError), match=name):
+            call()

@@ -138,8 +138,13 @@ def test_draw_functions():
         transformer.draw_stream(Figure(), {"pre-LN": stream}, title=3)
     fig = Figure()
     text = transformer.draw_gradient_vs_depth(fig, [3, 12, 48], [5.0, 5.0, 5.0], [4.0, 2.0, 1.0])
-    assert "post-LN 5.00 -> 5.00 (x1.00)" in text and "predicts x0.25" in text
+    assert "post-LN 5.00 -> 5.00 (x1.00)" in text and "predicts x0.25" in text and "at most 0% off" in text
     assert len(fig.axes[0].lines) == 3
+    # 1/sqrt(L) through (3, 4.0) predicts 2.0 at 12 and 1.0 at 48: pre-LN follows it exactly
+    assert fig.axes[0].get_title().endswith("within 0% of 1/sqrt(L)")
+    fig = Figure()
+    transformer.draw_gradient_vs_depth(fig, [3, 12, 48], [5.0, 5.0, 5.0], [4.0, 2.4, 1.0])  # 20% above at 12
+    assert fig.axes[0].get_title().endswith("within 20% of 1/sqrt(L)")
 
 
 def test_bad_input_names_the_parameter():

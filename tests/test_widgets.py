@@ -1,8 +1,12 @@
+import html
+import json
+from pathlib import Path
+
 import ipywidgets
 import pytest
 
 from utils import plotting
-from utils.widgets import LivePlot
+from utils.widgets import STILL_DPI, LivePlot, accepts, default_grid, describe_figure, from_metadata
 
 
 def _draw(fig, depth, norm="pre"):
@@ -32,23 +36,27 @@ def test_live_plot_rejects_bad_arguments():
         LivePlot(_draw, {})
     with pytest.raises(TypeError, match=r"controls\['depth'\] must be an ipywidgets value widget"):
         LivePlot(_draw, {"depth": 3})
+    depth = {"depth": ipywidgets.IntSlider(value=3, min=1, max=10)}
+    with pytest.raises(TypeError, match="greyed must be a dict whose keys are names of controls"):
+        LivePlot(_draw, depth, greyed={"scale": lambda values: True})
+    with pytest.raises(TypeError, match=r"greyed\['depth'\] must be a function"):
+        LivePlot(_draw, depth, greyed={"depth": True})
+    with pytest.raises(ValueError, match=r"grid\['depth'\] must be settings controls\['depth'\] accepts, got 11"):
+        LivePlot(_draw, depth, grid={"depth": [1, 11]})
+    with pytest.raises(TypeError, match=r"grid\['depth'\] must be a non-empty list"):
+        LivePlot(_draw, depth, grid={"depth": []})
 
 
-def _draw_reusing(fig, depth):
-    plotting.reuse_axes(fig, lambda f: f.subplots()).plot(range(depth))
-    return f"depth {depth}"
-
-
-def test_live_plot_shows_svg_and_text_and_keeps_reused_axes():
+def test_live_plot_shows_svg_and_text_and_keeps_its_axes():
     depth = ipywidgets.IntSlider(value=3, min=1, max=1000)
-    panel = LivePlot(_draw_reusing, {"depth": depth})
+    panel = LivePlot(_draw, {"depth": depth})
     ax = panel.figure.axes[0]
     first = panel.image.value
     depth.value = 50
     assert panel.figure.axes == [ax] and len(ax.get_lines()) == 1  # emptied and redrawn, not cleared
     assert len(ax.get_lines()[0].get_xdata()) == 50
     assert panel.image.format == "svg+xml" and bytes(panel.image.value).startswith(b"<?xml") and bytes(panel.image.value) != bytes(first)
-    assert panel.caption.value == "<pre>depth 50</pre>"
+    assert panel.caption.value == "<pre>pre depth 50</pre>"
     assert panel.widget.children[1:] == (panel.status, panel.image, panel.caption)
     assert panel.image.layout.width == "700px"  # 7 inches at 100 dpi, like the stored PNGs
 
@@ -122,12 +130,12 @@ def test_every_kind_of_control_the_notebooks_use_moves_through_every_setting():
 def test_the_course_widget_factories_move_through_every_setting():
     from utils import blocks, gradient_flow
 
-    block_panel = blocks.make_block_panel()
+    block_panel = blocks.block_plot()
     texts = _sweep_every_control(block_panel)
     assert len(texts) >= 4 and block_panel.controls["scale"].disabled is False
     block_panel.controls["rezero"].value = True
     assert block_panel.controls["scale"].disabled  # ReZero greys out the scale, under 7 and 8 alike
-    flow_panel = gradient_flow.make_panel()
+    flow_panel = gradient_flow.gradient_flow_plot()
     texts = _sweep_every_control(flow_panel)
     assert len(texts) >= 6
     flow_panel.controls["residual"].value = False
@@ -149,3 +157,126 @@ def test_slider_is_int_for_whole_numbers_and_float_otherwise():
         slider("depth", 3, 3, 1)
     with pytest.raises(ValueError, match="step must be above 0"):
         slider("depth", 3, 1, 10, step=0)
+
+
+# ---------------------------------------------------------------- the static widget
+# Every live plot of the course, as its notebook cell names it in its "live_plot" metadata.
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def _live_plot_cells():
+    cells = []
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            if "live_plot" in cell.get("metadata", {}):
+                cells.append((path.name, cell))
+    return cells
+
+
+def test_every_live_plot_cell_names_its_factory_and_calls_it():
+    cells = _live_plot_cells()
+    assert [name[:2] for name, _ in cells] == ["02", "03", "05", "07", "09", "11"]
+    for name, cell in cells:
+        metadata = cell["metadata"]["live_plot"]
+        function = metadata["factory"].split(":")[1]
+        source = "".join(cell["source"])
+        assert f"{function}(" in source and len(source.splitlines()) <= 2, name
+        assert metadata["kwargs"] == {}, name  # each cell shows the default the text discusses
+
+
+def test_from_metadata_rebuilds_a_plot_and_refuses_anything_else():
+    plot = from_metadata({"factory": "utils.blocks:block_plot", "kwargs": {"norm": "post"}})
+    assert isinstance(plot, LivePlot) and plot.values()["norm"] == "post"
+    with pytest.raises(ValueError, match="utils.<module>:<function>"):
+        from_metadata({"factory": "os:system", "kwargs": {}})
+    with pytest.raises(TypeError, match="must be a function that returns a LivePlot"):
+        from_metadata({"factory": "utils.blocks:draw_block", "kwargs": {"fig": plotting.empty_figure()}})
+    with pytest.raises(TypeError, match="kwargs"):
+        from_metadata({"factory": "utils.blocks:block_plot", "kwargs": [1]})
+
+
+def test_default_grid_offers_every_choice_and_spreads_a_slider():
+    depth = ipywidgets.IntSlider(value=20, min=1, max=1000)
+    assert default_grid(depth) == [1, 3, 10, 20, 32, 100, 316, 1000]  # log-spaced, with the start
+    scale = ipywidgets.FloatSlider(value=0.25, min=0.0, max=3.0, step=0.1)
+    assert all(accepts(scale, v) for v in default_grid(scale)) and 0.25 not in default_grid(scale)
+    assert default_grid(ipywidgets.ToggleButtons(options=[("pre", "pre"), ("post", "post")])) == ["pre", "post"]
+    assert default_grid(ipywidgets.Checkbox(value=True)) == [True, False]
+    assert not accepts(depth, 1001) and not accepts(depth, 2.5) and not accepts(depth, True)
+    assert not accepts(scale, 0.25) and accepts(scale, 0.3) and not accepts(scale, float("inf"))
+    with pytest.raises(TypeError, match="control must be a slider"):
+        default_grid(ipywidgets.Text())
+
+
+def _sample(plot, name):
+    """Two settings of a control: where the lesson starts, and its grid's first other value
+    (the cheapest to draw: the smallest depth)."""
+    control = plot.controls[name]
+    values = plot.grid.get(name) or default_grid(control)
+    return [control.value, next(value for value in values if value != control.value)]
+
+
+def _follow_links(plot, static, setting):
+    """What a browser does: set each control's index, let every jslink copy it to its Stack,
+    then follow the selected children down to one picture."""
+    controls = dict(zip(plot.controls, static.children[0].children))
+    for name, value in setting.items():
+        controls[name].index = list(controls[name]._options_values).index(value)
+    for link in static.links:
+        (source, index), (target, selected) = link.source, link.target
+        assert (index, selected) == ("index", "selected_index") and isinstance(target, ipywidgets.Stack)
+        setattr(target, selected, getattr(source, index))
+    node = static.children[1]
+    while isinstance(node, ipywidgets.Stack):
+        node = node.children[node.selected_index]
+    return node
+
+
+KERNEL_FREE = {"StaticPlot", "VBox", "HBox", "Stack", "Image", "HTML", "SelectionSlider", "Dropdown", "ToggleButtons"}
+
+
+def _tree(widget):
+    yield widget
+    for child in getattr(widget, "children", ()):
+        yield from _tree(child)
+
+
+@pytest.mark.parametrize("name, cell", _live_plot_cells(), ids=[name[:2] for name, _ in _live_plot_cells()])
+def test_each_static_widget_shows_the_direct_draw_of_the_setting_its_controls_show(name, cell):
+    plot = from_metadata(cell["metadata"]["live_plot"])
+    for setting in plot.static_grid():  # the whole grid: only values the live controls accept
+        assert all(accepts(plot.controls[key], value) for key, value in setting.items()), setting
+    assert plot.values() in plot.static_grid()  # the default the text discusses is there
+    if not hasattr(ipywidgets, "Stack"):  # ipywidgets 7 (Colab's): no static widget, and it says why
+        with pytest.raises(RuntimeError, match="static_widget needs ipywidgets 8"):
+            plot.static_widget()
+        return
+    plot.grid = {key: _sample(plot, key) for key in plot.controls}  # two settings per control
+    static = plot.static_widget(processes=1)
+    assert len(plot.static_grid()) == 2 ** len(plot.controls)
+    for setting in plot.static_grid():
+        image, caption = _follow_links(plot, static, setting).children
+        fig = plotting.empty_figure(*plot.size)
+        text = plot.draw(fig, **setting)
+        assert bytes(image.value) == plotting.figure_small_png(fig, dpi=STILL_DPI), (name, setting)
+        assert caption.value == f"<pre>{html.escape(text)}</pre>"
+        assert image.tooltip == describe_figure(fig, text) and len(image.tooltip) > 40
+    assert {type(widget).__name__ for widget in _tree(static)} <= KERNEL_FREE
+    state = json.dumps(static.embed_state())
+    assert all(link.model_id in state for link in static.links)
+
+
+def test_static_pictures_drawn_in_two_processes_are_the_ones_drawn_here():
+    from utils import slopes
+
+    if not hasattr(ipywidgets, "Stack"):
+        with pytest.raises(RuntimeError, match="ipywidgets 8 or newer"):
+            slopes.slope_products_plot().static_widget()
+        return
+    here, forked = slopes.slope_products_plot(), slopes.slope_products_plot()
+    for plot in (here, forked):
+        plot.grid = {"depth": [1, 20], "plain_slope": [0.5], "edit": [0.05, 1.0]}
+    pictures = [[bytes(w.value) for w in _tree(plot.static_widget(processes=n)) if isinstance(w, ipywidgets.Image)]
+                for plot, n in ((here, 1), (forked, 2))]
+    assert len(pictures[0]) == 4 and pictures[0] == pictures[1]

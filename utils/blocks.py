@@ -249,13 +249,6 @@ def _demo_result(norm: str, scale) -> tuple[np.ndarray, np.ndarray, dict]:
     return x[:16].flatten().numpy(), y[:16].flatten().numpy(), output_stats(block, x)
 
 
-def _block_axes(fig):
-    from . import plotting
-
-    plotting.use_fixed_margins(fig, left=0.12, right=0.97, bottom=0.14, top=0.9)  # faster than constrained
-    return fig.subplots()
-
-
 def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False) -> str:
     """Widget draw function of notebook 05: output entries against input entries (the
     diagonal is the identity) for one block configuration on ``demo_input()``; returns
@@ -269,7 +262,8 @@ def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False)
     norm = check_choice("norm", norm, NORM_POSITIONS)
     scale = REZERO if rezero else check_scale(scale)
     xs, ys, stats = _demo_result(norm, scale)
-    ax = plotting.reuse_axes(fig, _block_axes)
+    ax = fig.subplots()
+    plotting.use_fixed_margins(fig, left=0.12, right=0.97, bottom=0.14, top=0.9)  # faster than constrained
     # 2,048 points as one picture inside the vector drawing (one dot per pixel at the size
     # shown, as in the stored PNG): as vectors they made a 320 KiB SVG, slow to send and decode.
     ax.plot(xs, ys, ".", ms=2, alpha=0.5, color=plotting.RESIDUAL_COLOR, label="one entry", rasterized=True)
@@ -299,9 +293,10 @@ def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False)
     return "\n".join(lines)
 
 
-def make_block_panel(norm: str = "pre", scale: float = 1.0, rezero: bool = False):
-    """Notebook 05's widget: norm position, fixed scale, ReZero-style gate (which greys out the scale).
-    The defaults are checked first: a slider would silently clip a scale outside 0-3."""
+def block_plot(norm: str = "pre", scale: float = 1.0, rezero: bool = False):
+    """Notebook 05's live plot: norm position, fixed scale, ReZero-style gate (which greys
+    out the scale). The defaults are checked first: a slider would silently clip a scale
+    outside 0-3. Its static widget offers scales 0 to 3."""
     import ipywidgets as widgets
 
     from .widgets import LivePlot
@@ -316,10 +311,5 @@ def make_block_panel(norm: str = "pre", scale: float = 1.0, rezero: bool = False
         "scale": widgets.FloatSlider(value=scale, min=0.0, max=3.0, step=0.1, description="scale s"),
         "rezero": widgets.Checkbox(value=rezero, description="ReZero-style gate (s = alpha, 0 at init)"),
     }
-
-    def grey_out(_change=None):
-        controls["scale"].disabled = controls["rezero"].value
-
-    controls["rezero"].observe(grey_out, names="value")
-    grey_out()
-    return LivePlot(draw_block, controls, width=6, height=4.5)
+    return LivePlot(draw_block, controls, width=6, height=4.5, greyed={"scale": lambda values: values["rezero"]},
+                    grid={"scale": [0.0, 0.1, 0.3, 0.5, 1.0, 2.0, 3.0]})

@@ -575,11 +575,6 @@ def _plain_log_ticks(ax, values) -> None:
     ax.yaxis.set_minor_locator(ticker.NullLocator())
 
 
-def _flow_axes(fig):
-    plotting.use_fixed_margins(fig, left=0.13, right=0.97, bottom=0.14, top=0.9)
-    return fig.subplots()
-
-
 def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = "pre", scale=1.0) -> str:
     """Widget draw function: the gradient gain at every layer of one configuration (log
     axis, under/overflow marked); returns the summary table (with activation stds)."""
@@ -588,7 +583,8 @@ def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = 
     color = plotting.RESIDUAL_COLOR if residual else plotting.PLAIN_COLOR
     # Fixed margins, few ticks with plain labels and a fixed title position: constrained
     # layout, mathtext log labels and automatic title placement would make each redraw slower.
-    ax = plotting.reuse_axes(fig, _flow_axes)
+    ax = fig.subplots()
+    plotting.use_fixed_margins(fig, left=0.13, right=0.97, bottom=0.14, top=0.9)
     under, over = plotting.plot_log_safe(ax, np.arange(profile.depth + 1), profile.gain, color=color,
                                          label="gradient gain")
     ax.axhline(1.0, color="grey", lw=1, ls="--")
@@ -604,10 +600,11 @@ def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = 
     return summary_text(profile, residual, norm, scale)
 
 
-def make_panel(depth: int = 30, residual: bool = True, norm: str = "pre", scale=1.0):
-    """Notebook 07's widget: depth (10-1000, redraws on release), residual on/off, norm
+def gradient_flow_plot(depth: int = 30, residual: bool = True, norm: str = "pre", scale=1.0):
+    """Notebook 07's live plot: depth (10-1000, redraws on release), residual on/off, norm
     position and scale; norm and scale are greyed out for a plain stack. The defaults are
-    checked first: a slider would silently clip a depth outside 10-1000."""
+    checked first: a slider would silently clip a depth outside 10-1000. Its static widget
+    offers depths 10 to 1000 log-spaced."""
     import ipywidgets as widgets
 
     from .widgets import LivePlot
@@ -625,11 +622,6 @@ def make_panel(depth: int = 30, residual: bool = True, norm: str = "pre", scale=
                                       description="norm"),
         "scale": widgets.Dropdown(options=list(SCALE_CHOICES), value=scale, description="scale"),
     }
-
-    def grey_out(_change=None):
-        controls["norm"].disabled = not controls["residual"].value
-        controls["scale"].disabled = not controls["residual"].value
-
-    controls["residual"].observe(grey_out, names="value")
-    grey_out()
-    return LivePlot(draw_gradient_flow, controls, width=7, height=3.6)
+    plain = lambda values: not values["residual"]
+    return LivePlot(draw_gradient_flow, controls, width=7, height=3.6, greyed={"norm": plain, "scale": plain},
+                    grid={"depth": [10, 30, 100, 300, 1000]})

@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from .numpy_block import forward
-from .plotting import (PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, legend_below, plain_log_ticks, plot_log_safe, reuse_axes,
+from .plotting import (PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, legend_below, plain_log_ticks, plot_log_safe,
                        tidy_log_yaxis, use_fixed_margins)
 from .slopes import MAX_DEPTH, plotted_depths, text_table
 
@@ -210,7 +210,8 @@ def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
     scale = check_float("scale", scale)
     matrices = random_layer_matrices(depth, dim, seed=seed)
     layers = plotted_depths(depth)
-    both, zoom = reuse_axes(fig, _two_panels)
+    both, zoom = fig.subplots(1, 2, gridspec_kw={"width_ratios": (3, 2), "wspace": 0.25})  # residual zoomed in right
+    use_fixed_margins(fig, left=0.1, right=0.98, bottom=0.13, top=0.86)
     summary = []
     marker = "o" if depth == 1 else None  # a single depth: a dot, not an invisible line
     for residual, color, name in ((False, PLAIN_COLOR, "plain s·W"), (True, RESIDUAL_COLOR, "residual I + s·W")):
@@ -240,23 +241,18 @@ def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
             + "; ".join(summary) + ".")
 
 
-def make_panel(depth: int = 50, scale: float = 0.1):
-    """Notebook 03's widget: sliders for depth (1 to 1000 layers) and the branch scale s
-    (0 to 2), redrawing ``draw_jacobian_products``."""
+def singular_values_plot(depth: int = 50, scale: float = 0.1):
+    """Notebook 03's live plot: sliders for depth (1 to 1000 layers) and the branch scale s
+    (0 to 2), redrawing ``draw_jacobian_products``; its static widget offers depths 1 to
+    1000 log-spaced and scales 0 to 2."""
     depth = check_int("depth", depth, minimum=1, maximum=1000)
     scale = check_float("scale", scale, minimum=0.0, maximum=2.0)
     from .widgets import LivePlot, slider
 
     controls = {"depth": slider("depth (layers)", depth, 1, 1000),
                 "scale": slider("branch scale s", scale, 0.0, 2.0)}
-    return LivePlot(draw_jacobian_products, controls, **FIGURE_SIZE)
-
-
-def _two_panels(fig):
-    """All curves on the left, the residual ones zoomed in on the right."""
-    panels = fig.subplots(1, 2, gridspec_kw={"width_ratios": (3, 2), "wspace": 0.25})
-    use_fixed_margins(fig, left=0.1, right=0.98, bottom=0.13, top=0.86)
-    return panels
+    grid = {"depth": [1, 3, 10, 30, 50, 100, 300, 1000], "scale": [0.0, 0.01, 0.1, 0.3, 1.0, 2.0]}
+    return LivePlot(draw_jacobian_products, controls, grid=grid, **FIGURE_SIZE)
 
 
 def drift_table(depths=(10, 50, 200, 1000), scales=(0.01, 0.1, 1.0), *, dim=16, seed=0) -> str:

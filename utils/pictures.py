@@ -13,6 +13,9 @@ kernel's own thread does. A move to a setting
 that is being drawn ahead at that moment waits for that drawing instead of starting anew.
 Settings whose picture took longer than SLOW_SECONDS are not drawn ahead of: there the
 learner sees the busy status anyway, and a jump elsewhere must not wait for a guess.
+
+Widgets draw into a ``RedrawFigure``, which hands a drawing the axes of the last one, emptied,
+so a draw function stays a plain ``draw(fig, **values)`` that calls ``fig.subplots()``.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ import weakref
 from collections import OrderedDict
 
 import ipywidgets as widgets
+from matplotlib.figure import Figure
 
 from .plotting import DRAWING
 from .validation import check_callable, check_choice, check_figure, check_float, check_int, invalid
@@ -38,6 +42,62 @@ def _stop_drawing_ahead() -> None:
     still inside torch or matplotlib when Python tears down aborts the whole process."""
     for pictures in list(_ALL):
         pictures.stop()
+
+
+class RedrawFigure(Figure):
+    """A figure a widget draws into again and again. ``start()`` before each drawing empties
+    it; then ``subplots`` called as in the last drawing hands back the same axes, emptied
+    of everything a drawing adds (curves, texts, legends, titles, labels, scales, limits),
+    which skips making the axes and their ticks again: a third of a redraw of notebook 03's
+    two panels. The picture is the one a fresh figure gives (tested pixel for pixel)."""
+
+    _kept = None  # (subplots' arguments, the axes it returned, every axes of the figure)
+
+    def __init__(self, width: float = 7.0, height: float = 4.0):
+        width = check_float("width", width, minimum=1, maximum=30)
+        height = check_float("height", height, minimum=1, maximum=30)
+        super().__init__(figsize=(width, height), layout="constrained")
+
+    def start(self) -> None:
+        """Empty the figure for the next drawing, keeping the axes ``subplots`` made."""
+        if self._kept is None or self.axes != self._kept[2]:
+            self.clear()
+            return
+        for ax in self.axes:
+            _empty_axes(ax)
+        for artist in (*self.legends, *self.texts):
+            artist.remove()
+        self._suptitle = self._supxlabel = self._supylabel = None  # so suptitle() makes a new one
+
+    def subplots(self, *args, **kwargs):
+        kept = self._kept
+        if kept is not None and kept[0] == (args, kwargs) and self.axes == kept[2]:
+            return kept[1]
+        self.clear()
+        axes = super().subplots(*args, **kwargs)
+        self._kept = ((args, kwargs), axes, list(self.axes))
+        return axes
+
+    def clear(self, keep_observers: bool = False) -> None:
+        self._kept = None
+        super().clear(keep_observers)
+
+
+def _empty_axes(ax) -> None:
+    """Back to what a new Axes draws, except that its tick objects are kept."""
+    for artist in (*ax.lines, *ax.collections, *ax.patches, *ax.texts, *ax.images):
+        artist.remove()
+    if ax.get_legend() is not None:
+        ax.get_legend().remove()
+    for loc in ("left", "center", "right"):
+        ax.set_title("", loc=loc)
+    ax.set_xlabel("")
+    ax.set_ylabel("")
+    ax.set_xscale("linear")  # a scale change also resets the tick locators and formatters
+    ax.set_yscale("linear")
+    ax.set_prop_cycle(None)  # the next curve takes the first colour again, as on new axes
+    ax.relim()
+    ax.set_autoscale_on(True)
 
 
 def setting_key(values: dict) -> tuple:
@@ -104,6 +164,7 @@ class Pictures:
         key = setting_key(values)
         with self._changed:
             self._wanted.clear()
+            self._changed.notify_all()
             while self._drawing_ahead == key:
                 self._changed.wait()
             if key in self._kept:
@@ -144,6 +205,13 @@ class Pictures:
                 self._thread.start()
             self._changed.notify_all()
 
+    def idle(self, timeout: float = 10.0) -> bool:
+        """Wait (up to ``timeout`` seconds) until nothing is being or waiting to be drawn
+        ahead; whether that happened. What tests and benchmarks synchronise on."""
+        timeout = check_float("timeout", timeout, minimum=0.0)
+        with self._changed:
+            return self._changed.wait_for(lambda: not self._wanted and self._drawing_ahead is None, timeout)
+
     def stop(self, timeout: float = 10.0) -> None:
         """Draw nothing more ahead; wait (up to ``timeout`` seconds) for a picture in progress."""
         timeout = check_float("timeout", timeout, minimum=0.0)
@@ -164,6 +232,7 @@ class Pictures:
     def _work(self) -> None:
         while True:
             with self._changed:
+                self._changed.notify_all()  # for idle(): this thread may have just run out of work
                 self._changed.wait_for(lambda: self._wanted or self._stopped, IDLE_SECONDS)
                 if not self._wanted or self._stopped:
                     self._thread = None

@@ -20,12 +20,13 @@ two-layer blocks, a head), so ``depth=56`` has L = 27 residual branches. The rec
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 import torch
 from torch import nn
 
-from .plotting import PALETTE, log_safe, plot_log_safe, reuse_axes, tidy_log_yaxis, use_fixed_margins
+from .plotting import PALETTE, log_safe, plot_log_safe, tidy_log_yaxis, use_fixed_margins
 from .validation import (check_axes, check_choice, check_cost, check_figure, check_float, check_int, check_module,
                          check_tensor, check_text, invalid)
 
@@ -253,13 +254,6 @@ def draw_losses(fig, histories: dict) -> str:
             f"ended in NaN or inf: {', '.join(n for n in histories if n not in trained) or 'none'}")
 
 
-def _signal_axes(fig):
-    """One panel with fixed margins: constrained layout would measure every label again on
-    each redraw (about a third of it)."""
-    use_fixed_margins(fig, left=0.11, right=0.985, bottom=0.115, top=0.93)
-    return fig.subplots()
-
-
 _SIGNALS: dict = {}  # (recipe, depth, batch shape, batch hash) -> (forward, backward): a widget's settings, a few kB each
 _SIGNALS_KEPT = 256
 
@@ -279,18 +273,22 @@ def _signal(recipe: str, depth: int, x: torch.Tensor) -> tuple[np.ndarray, np.nd
     return _SIGNALS[key]
 
 
-def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x) -> str:
+def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x=None) -> str:
     """The widget picture: forward RMS of the stream and backward RMS of the gradient
     through every block of a fresh ``build_deep_mlp(depth, recipe)``, on log axes with
-    overflow marked, for the inputs ``x``. Returns a one-line summary."""
+    overflow marked, for the inputs ``x`` (notebook 11's batch, the first 64 training
+    digits, if None). Returns a one-line summary."""
     check_figure("fig", fig)
     check_choice("recipe", recipe, RECIPES)
     branches(depth)
+    if x is None:
+        x = _first_digits()
     check_tensor("x", x, ndim=2, last_dim=64, shape_text="(n, 64), the input batch")
     forward, backward = _signal(recipe, depth, x)
     color = RECIPE_COLORS[recipe]
     index = np.arange(forward.size)
-    ax = reuse_axes(fig, _signal_axes)
+    ax = fig.subplots()
+    use_fixed_margins(fig, left=0.11, right=0.985, bottom=0.115, top=0.93)  # constrained: a third slower
     _, over_f = plot_log_safe(ax, index, forward, color=color, label="forward: RMS of the stream")
     _, over_b = plot_log_safe(ax, index, backward, color=color, ls="--",
                               label="backward: RMS of the gradient")
@@ -309,3 +307,25 @@ def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x) -> str:
                                 else f"{a[0]:.3g} -> {a[-1]:.3g} (x{a[-1] / a[0]:.3g})")
     return (f"forward, stem to last block: {describe(forward, over_f)}\n"
             f"backward, last block to stem: {describe(backward[::-1], over_b)}")
+
+
+@lru_cache(maxsize=1)
+def _first_digits() -> torch.Tensor:
+    from .data import load_digits_split
+
+    return load_digits_split().x_train[:64]
+
+
+def signal_plot(recipe: str = "default", depth: int = 56):
+    """Notebook 11's live plot: the recipe and the depth (2 to 1000 weight layers, redrawn
+    on release), redrawing ``draw_signal`` for the first 64 training digits; its static
+    widget offers every recipe at depths 2 to 1000 log-spaced."""
+    import ipywidgets as widgets
+
+    from .widgets import LivePlot, slider
+
+    recipe = check_choice("recipe", recipe, RECIPES)
+    branches(check_int("depth", depth, minimum=2, maximum=1000))
+    controls = {"recipe": widgets.Dropdown(options=RECIPES, value=recipe, description="recipe"),
+                "depth": slider("depth", depth, 2, 1000, step=2)}
+    return LivePlot(draw_signal, controls, width=8, height=4, grid={"depth": [2, 6, 16, 56, 100, 200, 400, 1000]})

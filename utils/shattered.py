@@ -102,13 +102,6 @@ def _cached_curve(architecture: str, depth: int, block_layers: int, seed: int) -
     return x, grad
 
 
-def _curve_axes(fig):
-    from .plotting import use_fixed_margins
-
-    use_fixed_margins(fig, left=0.07, right=0.98, bottom=0.14, top=0.9)
-    return fig.subplots()
-
-
 def draw_gradient_curves(fig, *, depth: int = 18, block_layers: int = 2, seed: int = 0) -> str:
     """Draw dy/dx against x for a plain (top) and a residual (bottom) network of ``depth``
     weight layers with the same weights, and return their lag-1 autocorrelations as text.
@@ -116,13 +109,14 @@ def draw_gradient_curves(fig, *, depth: int = 18, block_layers: int = 2, seed: i
     largest |dy/dx| (printed beside it), because only its shape matters here, and the two
     sizes differ by orders of magnitude. Kept fast for the widget: curves are cached per
     setting, and one panel with fixed margins and few ticks is drawn."""
-    from .plotting import PLAIN_COLOR, RESIDUAL_COLOR, reuse_axes  # plotting sets the house style
+    from .plotting import PLAIN_COLOR, RESIDUAL_COLOR, use_fixed_margins  # plotting sets the house style
 
     check_figure("fig", fig)
     depth = check_int("depth", depth, minimum=2, maximum=200)  # 200 layers take about a second
     block_layers = check_int("block_layers", block_layers, minimum=1, maximum=2)
     seed = check_int("seed", seed, minimum=0)
-    ax = reuse_axes(fig, _curve_axes)
+    ax = fig.subplots()
+    use_fixed_margins(fig, left=0.07, right=0.98, bottom=0.14, top=0.9)
     lines = []
     for offset, architecture, color in ((1.3, "plain", PLAIN_COLOR), (-1.3, "residual", RESIDUAL_COLOR)):
         x, grad = _cached_curve(architecture, depth, block_layers, seed)
@@ -143,3 +137,20 @@ def draw_gradient_curves(fig, *, depth: int = 18, block_layers: int = 2, seed: i
     # A fixed title height skips matplotlib's search for a free spot above the axes.
     ax.set_title(f"Input gradient at depth {depth} ({'one' if block_layers == 1 else 'two'}-layer blocks)", y=1.0)
     return "\n".join(lines)
+
+
+def gradient_curves_plot(depth: int = 18, block_layers: int = 2):
+    """Notebook 09's live plot: depth (2 to 200 weight layers, redrawn on release) and
+    two- or one-layer blocks, redrawing ``draw_gradient_curves``; its static widget offers
+    depths 2 to 200 log-spaced, with 18 (plain already noise) and 52."""
+    import ipywidgets as widgets
+
+    from .widgets import LivePlot, slider
+
+    depth = check_int("depth", depth, minimum=2, maximum=200)
+    block_layers = check_int("block_layers", block_layers, minimum=1, maximum=2)
+    controls = {"depth": slider("depth", depth, 2, 200, step=2),
+                "block_layers": widgets.ToggleButtons(options=[("two-layer blocks", 2), ("one-layer blocks", 1)],
+                                                      value=block_layers, description="blocks")}
+    return LivePlot(draw_gradient_curves, controls, width=7, height=4,
+                    grid={"depth": [2, 4, 8, 18, 32, 52, 100, 200]})

@@ -9,8 +9,8 @@ import numbers
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from .plotting import (PLAIN_COLOR, RESIDUAL_COLOR, legend_below, log_safe, plot_log_safe, reuse_axes,
-                       tidy_log_yaxis, use_fixed_margins)
+from .plotting import (PLAIN_COLOR, RESIDUAL_COLOR, legend_below, log_safe, plot_log_safe, tidy_log_yaxis,
+                       use_fixed_margins)
 from .validation import check_figure, check_float, check_int, check_sequence, invalid
 
 MAX_DEPTH = 100_000
@@ -133,12 +133,6 @@ def plotted_depths(depth, points=100) -> np.ndarray:
     return np.unique(np.round(np.linspace(1, depth, points)).astype(int))
 
 
-def _one_panel(fig):
-    ax = fig.subplots()
-    use_fixed_margins(fig, left=0.11, right=0.97, bottom=0.13, top=0.92)
-    return ax
-
-
 def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
     """Draw, on a log axis, the slope of a stack against its depth: plain layers of slope
     ``plain_slope`` (vermillion) against residual blocks whose slopes lie in the band
@@ -153,7 +147,8 @@ def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
     plain = slope_products(plain_slope, depth)[layers - 1]
     high = slope_products(1 + edit, depth)[layers - 1]
     low = slope_products(1 - edit, depth)[layers - 1]
-    ax = reuse_axes(fig, _one_panel)
+    ax = fig.subplots()
+    use_fixed_margins(fig, left=0.11, right=0.97, bottom=0.13, top=0.92)
     plot_log_safe(ax, layers, plain, color=PLAIN_COLOR, label=f"plain, slope {plain_slope:g} each", lw=3)
     plot_log_safe(ax, layers, high, color=RESIDUAL_COLOR, label=f"residual, slope 1 + {edit:g} each")
     plot_log_safe(ax, layers, low, color=RESIDUAL_COLOR, label=f"residual, slope 1 - {edit:g} each", ls="--")
@@ -174,9 +169,10 @@ def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
             f"{_residual_summary(low[-1], high[-1])}.")
 
 
-def make_panel(depth: int = 20, plain_slope: float = 0.5, edit: float = 0.05):
-    """Notebook 02's widget: sliders for depth (1 to 1000 layers), the plain layers' slope
-    (0 to 2) and the residual edit (0 to 1), redrawing ``draw_slope_products``."""
+def slope_products_plot(depth: int = 20, plain_slope: float = 0.5, edit: float = 0.05):
+    """Notebook 02's live plot: sliders for depth (1 to 1000 layers), the plain layers' slope
+    (0 to 2) and the residual edit (0 to 1), redrawing ``draw_slope_products``; its static
+    widget offers depths 1 to 1000 log-spaced, slopes below, at and above 1, and edits 0 to 1."""
     depth = check_int("depth", depth, minimum=1, maximum=1000)
     plain_slope = check_float("plain_slope", plain_slope, minimum=0.0, maximum=2.0)
     edit = check_float("edit", edit, minimum=0.0, maximum=1.0)
@@ -185,4 +181,5 @@ def make_panel(depth: int = 20, plain_slope: float = 0.5, edit: float = 0.05):
     controls = {"depth": slider("depth (layers)", depth, 1, 1000),
                 "plain_slope": slider("plain slope", plain_slope, 0.0, 2.0),
                 "edit": slider("residual edit ±", edit, 0.0, 1.0)}
-    return LivePlot(draw_slope_products, controls, **FIGURE_SIZE)
+    grid = {"depth": [1, 5, 20, 50, 200, 1000], "plain_slope": [0.5, 0.9, 1.1, 2.0], "edit": [0.0, 0.01, 0.05, 0.2, 1.0]}
+    return LivePlot(draw_slope_products, controls, grid=grid, **FIGURE_SIZE)

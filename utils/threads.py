@@ -1,21 +1,145 @@
-"""Run small tensor work on one CPU thread.
+"""How many CPU threads torch and the BLAS libraries use: the course's one place to set them.
 
 Loops over tiny tensors (a few thousand numbers per operation) spend more time handing
-work between threads than computing; on a busy laptop or Binder the hand-offs can make
-such a loop tens of times slower. One thread also fixes the order of every sum.
+work between threads than computing, and one thread also fixes the order of every sum.
+Worse, when two kernels share the CPU, OpenMP threads spin while they wait for cores the
+other kernel holds: two notebooks at once with two threads each on a 2-core machine ran
+over a hundred times slower than alone. So importing ``utils`` calls ``fit_cpu_share()``,
+which gives each kernel the threads that fit the CPU it is given (see ``thread_count``).
 """
 from __future__ import annotations
 
+import math
+import os
+import sys
 from contextlib import contextmanager
+from pathlib import Path
 
-import torch
+# A teacher or hub sets this (a whole number of threads) to override the course's choice.
+COURSE_THREADS = "COURSE_THREADS"
+# What JupyterHub's spawners export when the hub sets c.Spawner.cpu_limit (in CPUs).
+HUB_CPU_LIMIT = "CPU_LIMIT"
+# Read by OpenMP (torch), MKL and OpenBLAS when they load.
+LIBRARY_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+PROC_CGROUP = Path("/proc/self/cgroup")
 
-from .validation import check_int
+
+def _cgroup_paths(proc_cgroup: Path) -> dict[str, str]:
+    """This process's cgroup path per controller ("" for the v2 hierarchy)."""
+    paths = {}
+    for line in proc_cgroup.read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(",") if controllers else [""]:
+            paths[controller] = path
+    return paths
+
+
+def _ancestors(folder: Path, path: str) -> list[Path]:
+    """``folder/path`` and each parent up to ``folder``: a quota anywhere above applies too."""
+    parts = [part for part in path.split("/") if part]
+    return [folder.joinpath(*parts[:end]) for end in range(len(parts), -1, -1)]
+
+
+def _quota(folder: Path) -> float | None:
+    """CPUs the quota files in ``folder`` allow (v2 ``cpu.max``, v1 ``cpu.cfs_quota_us``), or None."""
+    v2, v1 = folder / "cpu.max", folder / "cpu.cfs_quota_us"
+    if v2.is_file():
+        quota, _, period = v2.read_text().strip().partition(" ")
+        return None if quota == "max" else int(quota) / int(period or 100000)
+    if v1.is_file():
+        quota = int(v1.read_text().strip())
+        return None if quota < 0 else quota / int((folder / "cpu.cfs_period_us").read_text().strip())
+    return None
+
+
+def cgroup_cpu_limit(root: str | os.PathLike = CGROUP_ROOT, proc_cgroup: str | os.PathLike = PROC_CGROUP) -> float | None:
+    """CPUs this process's cgroup quota allows (cgroup v1 or v2, the tightest on its path), or
+    None without a quota: what a container's or Binder's CPU limit looks like from inside."""
+    for name, value in (("root", root), ("proc_cgroup", proc_cgroup)):
+        if not isinstance(value, (str, os.PathLike)):
+            raise TypeError(f"{name} must be a path, got {value!r}")
+    root, proc_cgroup = Path(root), Path(proc_cgroup)
+    if not proc_cgroup.is_file():
+        return None
+    limits = []
+    for controller, path in _cgroup_paths(proc_cgroup).items():
+        if controller == "":
+            folders = _ancestors(root, path) + _ancestors(root / "unified", path)
+        elif controller in ("cpu", "cpuacct"):
+            folders = [f for base in (root / "cpu", root / "cpu,cpuacct", root / "cpuacct,cpu")
+                       for f in _ancestors(base, path)]
+        else:
+            continue
+        limits += [quota for folder in folders if (quota := _quota(folder)) is not None]
+    return min(limits) if limits else None
+
+
+def cpu_share(environ=None) -> float:
+    """CPUs this kernel is given: the cores it may run on, its cgroup's CPU quota, and the
+    hub's ``CPU_LIMIT``, whichever is smallest (``environ`` defaults to ``os.environ``)."""
+    environ = os.environ if environ is None else environ
+    if not hasattr(environ, "get"):
+        raise TypeError(f"environ must be a mapping of environment variables, got {environ!r}")
+    share = float(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    quota = cgroup_cpu_limit()
+    if quota is not None:
+        share = min(share, quota)
+    hub = environ.get(HUB_CPU_LIMIT)
+    if hub:
+        try:
+            share = min(share, float(hub))
+        except ValueError:
+            raise ValueError(f"{HUB_CPU_LIMIT} must be a number of CPUs, got {hub!r}") from None
+    return share
+
+
+def thread_count(environ=None, share: float | None = None) -> int:
+    """The threads a kernel should use: ``COURSE_THREADS`` if a teacher set it, else an
+    ``OMP_NUM_THREADS`` already set (the tests set 1), else one, never more than the CPU
+    share (``share``, default ``cpu_share()``) rounded down, and at least one.
+
+    One thread by default: the course's tensors are small, so more threads are slower even
+    alone, and two kernels with two threads each on two cores fight (benchmarks/cpu_share.py)."""
+    environ = os.environ if environ is None else environ
+    if not hasattr(environ, "get"):
+        raise TypeError(f"environ must be a mapping of environment variables, got {environ!r}")
+    if share is None:
+        share = cpu_share(environ)
+    else:
+        from .validation import check_float  # NumPy: not loaded at import, so utils.environment still works without it
+
+        share = check_float("share", share, minimum=0.01, maximum=4096)
+    for variable in (COURSE_THREADS, "OMP_NUM_THREADS"):
+        value = environ.get(variable, "").strip()
+        if value:
+            if not value.isdigit() or int(value) < 1:
+                raise ValueError(f"{variable} must be a whole number of threads, at least 1, got {value!r}")
+            wanted = int(value)
+            break
+    else:
+        wanted = 1
+    return max(1, min(wanted, math.floor(share)))
+
+
+def fit_cpu_share() -> int:
+    """Apply ``thread_count()`` to this process: the libraries' variables for what loads later,
+    and torch's own setting if torch is already loaded. Returns the count."""
+    count = thread_count()
+    for variable in LIBRARY_VARIABLES:
+        os.environ[variable] = str(count)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(count)
+    return count
 
 
 @contextmanager
 def threads(count: int = 1):
     """Within the ``with`` block torch uses ``count`` threads; the previous number is restored after."""
+    import torch
+
+    from .validation import check_int
+
     count = check_int("count", count, minimum=1, maximum=256)  # more than any laptop has cores
     before = torch.get_num_threads()
     torch.set_num_threads(count)

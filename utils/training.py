@@ -150,3 +150,32 @@ def layer_gradient_norms(model, x, y) -> list[float]:
         model.zero_grad(set_to_none=True)
         model.train(was_training)
     return norms
+
+
+def warmup_lr(step: int, lr: float, warmup_steps: int) -> float:
+    """The learning rate of step ``step`` (counted from 1) under a linear warm-up: it rises
+    from ``lr / warmup_steps`` at step 1 to ``lr`` at step ``warmup_steps`` and stays there;
+    ``warmup_steps=0`` means no warm-up. Warm-up keeps the first updates small, while the
+    network's output is most sensitive to them."""
+    step = check_int("step", step, minimum=1)
+    lr = check_float("lr", lr, minimum=0.0)
+    warmup_steps = check_int("warmup_steps", warmup_steps, minimum=0)
+    return lr if warmup_steps == 0 else lr * min(1.0, step / warmup_steps)
+
+
+def output_change(before, after) -> float:
+    """How far an update moved what a network computes: ``|after - before| / |before|``,
+    norms over all entries of its outputs on the same input before and after the update.
+    This, not the gradient at initialisation, is what Liu et al. (2020) and DeepNet (Wang
+    et al. 2022) keep small: a large change means the next step starts somewhere new."""
+    before = check_tensor("before", before)
+    after = check_tensor("after", after)
+    if after.shape != before.shape:
+        raise invalid("after", f"a tensor of the same shape as before, {tuple(before.shape)}", after)
+    for name, value in (("before", before), ("after", after)):
+        if not bool(torch.isfinite(value).all()):
+            raise invalid(name, "a tensor of finite numbers", value)
+    size = before.detach().norm()
+    if size == 0:
+        raise invalid("before", "an output that is not all zeros (the change is relative to its size)", before)
+    return float((after.detach() - before.detach()).norm() / size)

@@ -1,25 +1,42 @@
-"""The one way the course wires controls to a picture: a plain, tested function
-``draw(fig, **values) -> text`` redrawn, as SVG, into an ``Image`` whenever a control moves.
+"""The one way the course builds a live plot: a plain, tested function
+``draw(fig, **values) -> text`` plus named controls, redrawn as SVG into an ``Image``
+whenever a control moves (``LivePlot``), and exported as a widget tree that works on a
+static web page with no kernel (``LivePlot.static_widget``).
 
 The widget only wires; all computing lives in the function, which notebooks also call
-once directly (``plotting.render``) for the static picture of the default state.
+once directly (``plotting.render``) for the static picture of the default state. Each
+lesson module exposes its plot as a function (``gradient_flow.gradient_flow_plot()``),
+and the notebook cell that shows it names that function in its metadata,
+``"live_plot": {"factory": "utils.<module>:<function>", "kwargs": {...}}``, so a tool can
+rebuild the same plot without running the notebook (``from_metadata``).
 """
 from __future__ import annotations
 
 import html
+import importlib
+import itertools
+import multiprocessing
 import numbers
+import os
+import sys
+import threading
 import time
 import weakref
 
 import ipywidgets as widgets
+import numpy as np
 from IPython.display import display
 
 from . import plotting
-from .pictures import Pictures, nearby_values
+from .pictures import Pictures, RedrawFigure, nearby_values, setting_key
 from .validation import check_callable, check_float, check_int, check_text, invalid
 
 BUSY = "⏳ computing…"
 AHEAD = 4  # settings drawn ahead after each move: a slider's next steps, a choice's other options
+STILL_DPI = 72  # a static widget's pictures: sharp at their own size, half the pixels of the live plot's
+SLIDERS = (widgets.IntSlider, widgets.FloatSlider)
+CHOICES = (widgets.Dropdown, widgets.ToggleButtons, widgets.RadioButtons, widgets.Select, widgets.SelectionSlider)
+SWITCHES = (widgets.Checkbox, widgets.ToggleButton)
 
 
 def slider(description: str, value, low, high, step=None):
@@ -43,14 +60,67 @@ def slider(description: str, value, low, high, step=None):
                 style={"description_width": "initial"}, continuous_update=False)
 
 
+def accepts(control, value) -> bool:
+    """Whether ``control`` can show ``value``: a slider's value inside its range and on its
+    steps, one of a choice's options, True or False for a checkbox."""
+    if not isinstance(control, widgets.ValueWidget):
+        raise invalid("control", "an ipywidgets value widget", control, error=TypeError)
+    if isinstance(control, SLIDERS):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not control.min <= value <= control.max:
+            return False
+        steps = (value - control.min) / control.step
+        return abs(steps - round(steps)) < 1e-9
+    if isinstance(control, CHOICES):
+        return not isinstance(value, np.ndarray) and any(value == option for option in control._options_values)
+    return isinstance(control, SWITCHES) and isinstance(value, bool)
+
+
+def default_grid(control) -> list:
+    """The settings of ``control`` a static widget offers when its lesson names none: every
+    option of a choice, both states of a checkbox, seven slider positions (log-spaced for a
+    whole-number slider from 1 or more, even steps otherwise) and its current value."""
+    if isinstance(control, CHOICES):
+        return list(control._options_values)
+    if isinstance(control, SWITCHES):
+        return [control.value, not control.value]
+    if not isinstance(control, SLIDERS):
+        raise invalid("control", "a slider, a choice (dropdown, buttons) or a checkbox", control, error=TypeError)
+    low, high, step = control.min, control.max, control.step
+    spaced = np.geomspace(low, high, 7) if isinstance(control, widgets.IntSlider) and low >= 1 else np.linspace(low, high, 7)
+    snapped = {min(high, low + round((v - low) / step) * step) for v in spaced}
+    if accepts(control, control.value):
+        snapped.add(control.value)
+    return sorted(int(v) if isinstance(control, widgets.IntSlider) else float(f"{v:.12g}") for v in snapped)
+
+
+class StaticPlot(widgets.VBox):
+    """What ``LivePlot.static_widget`` returns: the controls, then nested ``Stack``s of
+    pictures, with ``links`` (``jslink``s from each control's index to its Stacks' selected
+    index) that are not in the tree and must be saved with it (``embed_state`` does)."""
+
+    links: tuple = ()
+    pictures = 0  # how many distinct pictures it holds
+
+    def embed_state(self) -> dict:
+        """The widget state to embed in a web page (ipywidgets' ``embed_data``: the state
+        of this tree and its links, and its view): the page needs no kernel to work."""
+        from ipywidgets.embed import dependency_state, embed_data
+
+        return embed_data(views=[self], state=dependency_state([self, *self.links]))
+
+
 class LivePlot:
-    """Controls on top, a status line, then the picture and its text.
+    """Controls on top, a status line, then the picture and its text: the course's one
+    live plot.
 
     ``controls`` maps each keyword of ``draw`` to an ipywidgets value widget. Moving any
     control redraws at once (set ``continuous_update=False`` on sliders of slow
-    functions). ``last_seconds`` holds how long the last redraw took (``last_kept``: whether
-    its picture had been drawn ahead), and ``LivePlot.instances`` every live panel of the
-    kernel, so a benchmark can drive them.
+    functions). ``greyed`` maps a control's name to a rule ``values -> bool`` saying when
+    that control does not matter (it is then greyed out). ``grid`` names, per control, the
+    settings a static widget offers (``default_grid`` for the others). ``last_seconds``
+    holds how long the last redraw took (``last_kept``: whether its picture had been drawn
+    ahead), and ``LivePlot.instances`` every live plot of the kernel, so a benchmark can
+    drive them.
 
     After a learner's move, the settings one move away are drawn ahead in the background
     (``utils.pictures``), so the next step usually only sends a finished picture. Set
@@ -65,36 +135,49 @@ class LivePlot:
     instances: "weakref.WeakSet[LivePlot]" = weakref.WeakSet()
     keep_pictures = True
 
-    def __init__(self, draw, controls: dict, *, width: float = 7.0, height: float = 4.0):
+    def __init__(self, draw, controls: dict, *, width: float = 7.0, height: float = 4.0,
+                 greyed: dict | None = None, grid: dict | None = None):
         check_callable("draw", draw, what="a function draw(fig, **values)")
         if not isinstance(controls, dict) or not controls:
             raise invalid("controls", "a non-empty dict mapping draw's keywords to widgets", controls, error=TypeError)
         for name, control in controls.items():
             if not isinstance(control, widgets.ValueWidget):
                 raise invalid(f"controls[{name!r}]", "an ipywidgets value widget", control, error=TypeError)
-        width = check_float("width", width, minimum=1, maximum=30)
-        height = check_float("height", height, minimum=1, maximum=30)
+        self.greyed = _by_control("greyed", greyed, controls)
+        for name, rule in self.greyed.items():
+            check_callable(f"greyed[{name!r}]", rule, what="a function values -> bool")
+        self.grid = _by_control("grid", grid, controls)
+        for name, values in self.grid.items():
+            if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)) or not values:
+                raise invalid(f"grid[{name!r}]", "a non-empty list of settings", values, error=TypeError)
+            for value in values:
+                if not accepts(controls[name], value):
+                    raise invalid(f"grid[{name!r}]", f"settings controls[{name!r}] accepts", value)
+        self.size = (check_float("width", width, minimum=1, maximum=30),
+                     check_float("height", height, minimum=1, maximum=30))
         self.draw = draw
         self.controls = controls
-        self.figure = plotting.empty_figure(width, height)
+        self.first = self.values()  # the setting the text discusses: a greyed control's stand-in
+        self.figure = RedrawFigure(*self.size)
         self.status = widgets.HTML(value="")
-        pixels = round(width * self.figure.dpi)  # as wide as the stored PNG of the same figure
-        self.image = widgets.Image(format="svg+xml", layout=widgets.Layout(
-            width=f"{pixels}px", max_width="100%", height="auto"))
+        pixels = round(self.size[0] * plotting.HOUSE_STYLE["figure.dpi"])  # as wide as the stored PNG of the same figure
+        self.image = widgets.Image(format="svg+xml", layout=widgets.Layout(width=f"{pixels}px", max_width="100%",
+                                                                           height="auto"))
         self.caption = widgets.HTML(value="")
         self.status.add_class("liveplot-status")
         self.caption.add_class("liveplot-caption")
-        self.pictures = Pictures(self._render, plotting.empty_figure(width, height))
+        self.pictures = Pictures(self._render, RedrawFigure(*self.size))
         self.text = None
         self.last_seconds = None
         self.last_kept = None
+        self._stills: dict = {}  # static pictures by setting
+        self._still_figure = None
         for control in controls.values():
             control.observe(self._on_change, names="value")
-        self.widget = widgets.VBox([widgets.HBox(list(controls.values()),
-                                                 layout=widgets.Layout(flex_flow="row wrap")),
-                                    self.status, self.image, self.caption])
+        self.widget = widgets.VBox([self._row(controls.values()), self.status, self.image, self.caption])
         self.widget.add_class("liveplot")
         LivePlot.instances.add(self)
+        self._grey_out()
         self.update()
 
     def values(self) -> dict:
@@ -114,18 +197,116 @@ class LivePlot:
         svg, self.text = picture
         # The text first: the page shows each message in order, so a new picture never sits
         # above the previous setting's text (the background thread can delay the second message).
-        self.caption.value = f"<pre>{html.escape(self.text)}</pre>" if self.text else ""
+        self.caption.value = _caption(self.text)
         self.image.value = svg
         self.last_seconds = time.perf_counter() - start
         self.status.value = ""
 
+    def static_grid(self) -> list[dict]:
+        """Every setting the static widget offers: each control's grid, all combinations."""
+        names = list(self.controls)
+        grids = [self._grid_values(name) for name in names]
+        return [dict(zip(names, setting)) for setting in itertools.product(*grids)]
+
+    def static_widget(self, processes: int | None = None) -> StaticPlot:
+        """The same controls, restricted to ``static_grid()``, over nested ``Stack``s of
+        pictures (``plotting.figure_small_png``, each with its text and a tooltip that says
+        what it shows), wired only by ``jslink``s: it works on a web page with no kernel,
+        and no control can show a setting whose picture it lacks. Settings that differ
+        only in a greyed control share one picture. The pictures are drawn in ``processes``
+        forked processes (one per CPU if None). Needs ipywidgets 8 (``Stack``)."""
+        if not hasattr(widgets, "Stack"):
+            raise RuntimeError(f"static_widget needs ipywidgets 8 or newer (its Stack widget); this kernel has "
+                               f"ipywidgets {widgets.__version__}. Build the course's site with requirements.txt.")
+        processes = check_int("processes", (os.cpu_count() or 1) if processes is None else processes,
+                              minimum=1, maximum=64)
+        names = list(self.controls)
+        grids = {name: self._grid_values(name) for name in names}
+        static = {name: _static_control(self.controls[name], grids[name]) for name in names}
+        self._draw_stills([self._stand_in(setting) for setting in self.static_grid()], processes)
+        leaves, stacks, links = {}, {}, []
+        # One layout for every picture, shown at its own size (STILL_DPI): a page holds hundreds.
+        layout = widgets.Layout(width=f"{round(self.size[0] * STILL_DPI)}px", max_width="100%", height="auto")
+
+        def tree(level: int, setting: dict):
+            if level == len(names):
+                key = setting_key(self._stand_in(setting))
+                if key not in leaves:
+                    png, text, alt = self._stills[key]
+                    leaves[key] = widgets.VBox([widgets.Image(value=png, format="png", tooltip=alt, layout=layout),
+                                                widgets.HTML(value=_caption(text))])
+                return leaves[key]
+            name = names[level]
+            children = tuple(tree(level + 1, {**setting, name: value}) for value in grids[name])
+            if all(child is children[0] for child in children):  # this control changes nothing here
+                return children[0]
+            key = tuple(id(child) for child in children)
+            if key not in stacks:
+                stacks[key] = widgets.Stack(children=children,
+                                            selected_index=grids[name].index(self.controls[name].value))
+                links.append(widgets.jslink((static[name], "index"), (stacks[key], "selected_index")))
+            return stacks[key]
+
+        plot = StaticPlot([self._row(static.values()), tree(0, {})])
+        plot.add_class("liveplot-static")
+        plot.links = tuple(links)
+        plot.pictures = len(leaves)
+        return plot
+
+    def _draw_stills(self, settings: list[dict], processes: int) -> None:
+        """Draw the static picture of every setting not drawn yet, in forked processes (they
+        inherit this plot, so nothing but settings and pictures crosses between them)."""
+        todo = list({setting_key(s): s for s in settings if setting_key(s) not in self._stills}.values())
+        if processes > 1 and len(todo) > 1 and "fork" in multiprocessing.get_all_start_methods():
+            global _FORKED
+            with plotting.DRAWING:  # no thread of this process is inside matplotlib while it forks
+                _FORKED = self
+                pool = multiprocessing.get_context("fork").Pool(min(processes, len(todo)), _start_forked)
+            with pool:
+                stills = pool.map(_forked_still, todo, chunksize=1)
+        else:
+            stills = [self._still(setting) for setting in todo]
+        self._stills.update((setting_key(s), still) for s, still in zip(todo, stills))
+
+    def _still(self, setting: dict) -> tuple[bytes, str, str]:
+        """The static picture of ``setting``: small PNG bytes, its text, and a text equivalent."""
+        self._still_figure = figure = self._still_figure or RedrawFigure(*self.size)
+        with plotting.DRAWING:
+            figure.start()
+            text = self.draw(figure, **setting)
+            return plotting.figure_small_png(figure, dpi=STILL_DPI), text or "", describe_figure(figure, text)
+
+    def _grid_values(self, name: str) -> list:
+        control = self.controls[name]
+        values = list(self.grid.get(name) or default_grid(control))
+        if not any(value == control.value for value in values):
+            values.append(control.value)  # the setting the lesson starts from is always there
+            if isinstance(control, SLIDERS):
+                values.sort()
+        return values
+
+    def _stand_in(self, setting: dict) -> dict:
+        """``setting`` with every greyed control at its first value: they do not matter there."""
+        return {name: self.first[name] if name in self.greyed and self.greyed[name](setting) else value
+                for name, value in setting.items()}
+
+
+    @staticmethod
+    def _row(controls) -> widgets.HBox:
+        return widgets.HBox(list(controls), layout=widgets.Layout(flex_flow="row wrap"))
+
     def _render(self, figure, values: dict) -> tuple[bytes, str | None]:
-        if not plotting.reuses_axes(figure):
-            figure.clear()
+        figure.start()
         text = self.draw(figure, **values)
         return plotting.figure_svg(figure).encode(), text
 
+    def _grey_out(self) -> None:
+        values = self.values()
+        for name, rule in self.greyed.items():
+            self.controls[name].disabled = bool(rule(values))
+
     def _on_change(self, change) -> None:
+        self._grey_out()
         self.update()
         if LivePlot.keep_pictures:
             self.pictures.draw_ahead(self.values(), self._next_settings(change["owner"], change["old"])[:AHEAD])
@@ -134,7 +315,7 @@ class LivePlot:
         """Settings one move away from now, most likely first: the control just moved,
         onwards in the direction it moved, then every other control."""
         now = self.values()
-        down = isinstance(moved, (widgets.IntSlider, widgets.FloatSlider)) and previous > moved.value
+        down = isinstance(moved, SLIDERS) and previous > moved.value
         order = sorted(self.controls.items(), key=lambda item: item[1] is not moved)
         return [{**now, name: value}
                 for name, control in order if not getattr(control, "disabled", False)
@@ -142,3 +323,83 @@ class LivePlot:
 
     def _ipython_display_(self) -> None:
         display(self.widget)
+
+
+_FORKED = None  # the LivePlot whose static pictures a forked process draws
+
+
+def _start_forked() -> None:
+    plotting.DRAWING = threading.RLock()  # the parent's lock may be held by a thread not copied here
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)  # one process per core already
+
+
+def _forked_still(setting: dict):
+    return _FORKED._still(setting)
+
+
+def _by_control(what: str, mapping, controls: dict) -> dict:
+    if mapping is None:
+        return {}
+    if not isinstance(mapping, dict) or not set(mapping) <= set(controls):
+        raise invalid(what, f"a dict whose keys are names of controls ({', '.join(controls)})", mapping,
+                      error=TypeError)
+    return dict(mapping)
+
+
+def _caption(text) -> str:
+    return f"<pre>{html.escape(text)}</pre>" if text else ""
+
+
+def _static_control(control, values: list):
+    """A kernel-free stand-in for ``control`` offering only ``values``, with an ``index``
+    to link: a slider becomes a SelectionSlider, a checkbox two toggle buttons."""
+    style = {"description_width": "initial"}
+    value = control.value
+    if isinstance(control, SLIDERS):
+        return widgets.SelectionSlider(options=[(f"{v:g}", v) for v in values], value=value, style=style,
+                                       description=control.description, continuous_update=True)
+    if isinstance(control, SWITCHES):
+        return widgets.ToggleButtons(options=[("on" if v else "off", v) for v in values], value=value,
+                                     description=control.description, style=style)
+    labels = dict(zip(control._options_values, control._options_labels))
+    return type(control)(options=[(labels[v], v) for v in values], value=value,
+                         description=control.description, style=style)
+
+
+def describe_figure(fig, text=None) -> str:
+    """A text equivalent of a drawn figure, for a picture's tooltip or alt text: its titles,
+    what each panel plots against what, and the draw function's ``text``."""
+    from .validation import check_figure
+
+    check_figure("fig", fig)
+    if text is not None and not isinstance(text, str):
+        raise invalid("text", "the text a draw function returned (a string or None)", text, error=TypeError)
+    parts = [fig.get_suptitle()] if fig.get_suptitle() else []
+    for ax in fig.axes:
+        title = ax.get_title()
+        plotted = f"{ax.get_ylabel() or 'values'} against {ax.get_xlabel() or 'position'}"
+        parts.append(f"{title}: {plotted}" if title else f"Plot of {plotted}")
+    if text:
+        parts.append(str(text))
+    return ". ".join(part.strip().rstrip(".") for part in parts) + "."
+
+
+def from_metadata(metadata: dict) -> LivePlot:
+    """The live plot a notebook cell's ``live_plot`` metadata names,
+    ``{"factory": "utils.<module>:<function>", "kwargs": {...}}``, built again."""
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("factory"), str):
+        raise invalid("metadata", 'a dict {"factory": "utils.<module>:<function>", "kwargs": {...}}', metadata,
+                      error=TypeError)
+    module, _, function = metadata["factory"].partition(":")
+    if not module.startswith("utils.") or not function.isidentifier():
+        raise invalid("metadata['factory']", "'utils.<module>:<function>'", metadata["factory"])
+    kwargs = metadata.get("kwargs", {})
+    if not isinstance(kwargs, dict):
+        raise invalid("metadata['kwargs']", "a dict of keyword arguments", kwargs, error=TypeError)
+    factory = getattr(importlib.import_module(module), function, None)
+    check_callable(f"{metadata['factory']}", factory, what="a function of that module")
+    plot = factory(**kwargs)
+    if not isinstance(plot, LivePlot):
+        raise invalid("metadata['factory']", "a function that returns a LivePlot", metadata["factory"], error=TypeError)
+    return plot

@@ -105,7 +105,8 @@ def _check_forward(answer) -> str:
             raise
         _not_a_matrix(got, "residual_forward", shown)
         core.expect_close(got, x + _branch(x, w1, w2), name="residual_forward", shown=shown,
-                          mistakes=_forward_mistakes(x, w1, w2))
+                          mistakes=_forward_mistakes(x, w1, w2),
+                          terms=[("the skip path x", x), ("the branch W2 ReLU(W1 x)", _branch(x, w1, w2))])
     return ("y = x + W2 ReLU(W1 x) on the worked example, on inputs where the ReLU cuts, with zero weights "
             "(y = x exactly) and with a wider hidden layer; x was left as it was.")
 
@@ -213,7 +214,8 @@ def _check_projection(answer) -> str:
                              "you padded x with zeros. That is a shortcut too (He et al.'s option A, no "
                              "parameters), but this exercise asks for the projection W_s x."))
         core.expect_close(got, w_s @ x + _branch(x, w1, w2), name="projection_block", shown=shown,
-                          mistakes=mistakes)
+                          mistakes=mistakes, terms=[("the skip path W_s x", w_s @ x),
+                                                    ("the branch W2 ReLU(W1 x)", _branch(x, w1, w2))])
     return ("y = W_s x + W2 ReLU(W1 x) for sizes 3 -> 5, 4 -> 7 and 2 -> 2, with W_s on the skip path only; "
             "the inputs were left as they were.")
 

@@ -4,16 +4,28 @@ A checker is a plain function ``checks(answer) -> str`` that runs the learner's
 ``answer`` through :func:`call`, compares results with :func:`expect_close` (naming the
 common mistakes it recognises) and raises :class:`Mistake` at the first problem; it
 returns a one-line summary of what was right. :class:`Exercise` wraps it so that
-nothing a learner hands in (``None``, a string, a function that raises or edits its
-input in place, an unfinished stub) ever escapes as a traceback: every case becomes a
-:class:`Feedback` with a message in plain words. Checkers compute the right answer
-themselves and never print it, nor any reference code.
+nothing a learner hands in (``None``, a string, a function that raises, loops for ever,
+prints a flood or edits its input or the global state, an unfinished stub) ever escapes as
+a traceback or a frozen cell: every case becomes a :class:`Feedback` with a message in
+plain words. Checkers compute the right answer themselves and never print it, nor any
+reference code.
+
+A new exercise module needs only :func:`require_function`, :func:`call` (every call of
+the learner's code, so it is timed, guarded and checked for edits in place),
+:func:`expect_close` (it names mistakes by their shape: sign, constant factor, transpose,
+last entry only, rounding) and, for torch answers, :func:`expect_gradients`.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import inspect
+import io
+import random
+import signal
 import sys
+import threading
+import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -22,6 +34,10 @@ import numpy as np
 from utils.validation import check_int
 
 NOT_DONE = "not done yet"
+TIME_LIMIT = 20.0  # seconds one call of the learner's code may take; the course's answers need well under 1 s
+CHECK_TIME_LIMIT = 300.0  # a backstop for a whole check, for learner code a checker runs outside `call`
+STUB_TEXT = "write your code here"  # the student edition's stub: raise NotImplementedError("Exercise NN.k: ...")
+SHOWN_OUTPUT = 400  # characters of the learner's printing shown after the verdict
 
 
 class Mistake(Exception):
@@ -35,16 +51,19 @@ class Feedback:
     passed: bool
     message: str
     attempted: bool = True
+    printed: str = ""  # what the learner's code printed during the check, shortened
 
     def __bool__(self) -> bool:
         return self.passed
 
     def __str__(self) -> str:
         if self.passed:
-            return f"✓ {self.exercise}: correct. {self.message}"
-        if not self.attempted:
-            return f"… {self.exercise}: {NOT_DONE}. {self.message}"
-        return f"✗ {self.exercise}: not yet. {self.message}"
+            text = f"✓ {self.exercise}: correct. {self.message}"
+        elif not self.attempted:
+            text = f"… {self.exercise}: {NOT_DONE}. {self.message}"
+        else:
+            text = f"✗ {self.exercise}: not yet. {self.message}"
+        return text + (f"\n  Your code printed during the check: {self.printed}" if self.printed else "")
 
     __repr__ = __str__
 
@@ -65,18 +84,32 @@ class Exercise:
         self._hints_shown = 0
 
     def check(self, answer) -> Feedback:
-        """Run the checker on ``answer``; never raises, whatever ``answer`` is."""
+        """Run the checker on ``answer``; never raises, whatever ``answer`` is. What the
+        learner's code prints is captured and shown shortened after the verdict; global
+        state it changes (NumPy's error handling, torch's grad mode and default dtype, the
+        random generators) is put back as it was."""
+        printed = _Captured()
         try:
-            summary = self._checks(answer)
-        except NotImplementedError:
-            return Feedback(self.title, False, "Replace the `raise NotImplementedError` line with your code, "
-                            "run that cell, then run this one again.", attempted=False)
+            with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), \
+                    _state_kept(), _time_limit(CHECK_TIME_LIMIT):
+                summary = self._checks(answer)
+        except _TimeUp:
+            return Feedback(self.title, False, f"the check was still running after {CHECK_TIME_LIMIT:g} s, so it "
+                            "stopped. Look for a loop in your code that never ends.", printed=printed.shortened())
+        except NotImplementedError as error:
+            if _is_stub(error):
+                return Feedback(self.title, False, "Replace the `raise NotImplementedError` line with your code, "
+                                "run that cell, then run this one again.", attempted=False,
+                                printed=printed.shortened())
+            return Feedback(self.title, False, _not_implemented(error, "your code", "the check's input"),
+                            printed=printed.shortened())
         except Mistake as mistake:
-            return Feedback(self.title, False, str(mistake))
+            return Feedback(self.title, False, str(mistake), printed=printed.shortened())
         except Exception as error:  # a checker bug must not look like the learner's fault
             return Feedback(self.title, False, f"the checker could not finish ({type(error).__name__}: {error}). "
-                            "Check that your answer has the form the exercise asks for.")
-        return Feedback(self.title, True, summary)
+                            "Check that your answer has the form the exercise asks for.",
+                            printed=printed.shortened())
+        return Feedback(self.title, True, summary, printed=printed.shortened())
 
     def hint(self) -> None:
         """Print the next hint (the last one again once all have been shown). It prints
@@ -112,19 +145,35 @@ def require_function(answer, name: str, parameters: int) -> Callable:
     return answer
 
 
-def call(answer: Callable, *args, name: str, shown: str):
-    """Call the learner's function on copies of ``args``; turn any exception, or an edit
-    of an input in place, into a :class:`Mistake` that says on which input (``shown``)."""
-    copies = copy.deepcopy(args)
+def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, time_limit: float = TIME_LIMIT):
+    """Call the learner's function on copies of ``args``; turn any exception, an edit of
+    an input in place, or a call that runs past ``time_limit`` seconds into a
+    :class:`Mistake` that says on which input (``shown``). Global state the call changes
+    is put back. ``copies=False`` passes ``args`` themselves (for a gradient check, whose
+    leaves must be the ones the learner's result is built from; no in-place check then)."""
+    passed = copy.deepcopy(args) if copies else args
     try:
-        result = answer(*copies)
-    except NotImplementedError:
-        raise
+        with _state_kept(), _time_limit(time_limit):
+            result = answer(*passed)
+    except _TimeUp:
+        raise Mistake(f"`{name}` was still running after {time_limit:g} s when called with {shown}, so the check "
+                      "stopped it. Look for a loop that never ends (a `while` whose condition stays true) or far "
+                      "more work than the task needs.") from None
+    except NotImplementedError as error:
+        if _is_stub(error):
+            raise
+        raise Mistake(_not_implemented(error, f"`{name}`", shown)) from None
     except Mistake:
         raise
+    except SystemExit:
+        raise Mistake(f"`{name}` called exit() when called with {shown}; return a value instead.") from None
     except Exception as error:
+        if "numpy() on Tensor that requires grad" in str(error):
+            raise Mistake(f"`{name}` turned a tensor that tracks gradients into NumPy (`.numpy()`) when called with "
+                          f"{shown}. Autograd cannot follow a detour through NumPy, so no gradient would flow back: "
+                          "stay with torch operations.") from None
         raise Mistake(f"`{name}` raised {type(error).__name__} ({error}) when called with {shown}.") from None
-    for position, (original, passed) in enumerate(zip(args, copies)):
+    for position, (original, passed) in enumerate(zip(args, passed) if copies else ()):
         if not _same(original, passed):  # values first: `x += f` also switches requires_grad on
             if hasattr(original, "state_dict") and hasattr(original, "modules"):  # a torch model
                 raise Mistake(f"`{name}` changed the model you were given in place (its blocks, weights or BatchNorm "
@@ -143,15 +192,30 @@ def call(answer: Callable, *args, name: str, shown: str):
 
 
 def as_array(value, name: str, shown: str) -> np.ndarray:
-    """The learner's result as a float64 NumPy array (a torch tensor is detached first)."""
+    """The learner's result as a float64 NumPy array (a torch tensor is detached first). A
+    dict, or numbers that are not numbers, get a message that names what was returned."""
+    if isinstance(value, dict):
+        keys = ", ".join(repr(k) for k in list(value)[:4]) + (", ..." if len(value) > 4 else "")
+        raise Mistake(f"`{name}` returned a dict (keys {keys}) for {shown}; return the numbers themselves, as an "
+                      "array, a tensor or a list, in the order the task gives.")
     if hasattr(value, "detach"):
         value = value.detach().cpu().numpy()
     try:
         array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RuntimeError):
         raise Mistake(f"`{name}` returned a {type(value).__name__} for {shown}; it should return numbers "
                       "(an array).") from None
     return array
+
+
+def describe_container(value) -> str:
+    """What the learner returned, in words ("a tuple of 3 items", "an array of shape (3,)"),
+    so that a wrong container is named plainly rather than shown as numbers."""
+    if isinstance(value, (list, tuple, dict)):
+        return f"a {type(value).__name__} of {len(value)} item{'s' * (len(value) != 1)}"
+    if isinstance(value, np.ndarray) or hasattr(value, "detach"):
+        return f"{'a tensor' if hasattr(value, 'detach') else 'an array'} of shape {tuple(value.shape)}"
+    return f"a {type(value).__name__}"
 
 
 _LOW_PRECISION = ("float32", "float16", "bfloat16")
@@ -165,10 +229,15 @@ def expect_float64(value, *, what: str, shown: str, why: str) -> None:
         raise Mistake(f"{what} for {shown} is {kind}: keep it in float64. {why}")
 
 
-def expect_close(got, want, *, name: str, shown: str, mistakes=(), rtol: float = 1e-6, atol: float = 1e-9) -> None:
+def expect_close(got, want, *, name: str, shown: str, mistakes=(), rtol: float = 1e-6, atol: float = 1e-9,
+                 terms=()) -> None:
     """``got`` must equal ``want`` (shape, then values). Before saying "wrong values",
     compare ``got`` with each ``(wrong_value, explanation)`` in ``mistakes``: the first that
-    matches names the learner's mistake."""
+    matches names the learner's mistake; then, if ``want`` is a sum of named ``terms``
+    (``(words, value)`` pairs such as ``("the skip path x", x)``), a term left out or
+    subtracted; then :func:`name_by_shape` names mistakes any exercise can make."""
+    mistakes = list(mistakes) + _term_mistakes(want, terms)
+    returned = got
     got = as_array(got, name, shown)
     want = np.asarray(want, dtype=np.float64)
     if got.shape != want.shape:
@@ -176,18 +245,166 @@ def expect_close(got, want, *, name: str, shown: str, mistakes=(), rtol: float =
             wrong = np.asarray(wrong, dtype=np.float64)
             if wrong.shape == got.shape and np.allclose(got, wrong, rtol=rtol, atol=atol):
                 raise Mistake(f"for {shown}: {explanation}")
-        raise Mistake(f"`{name}` returned shape {got.shape} for {shown}; expected shape {want.shape}.")
+        if want.ndim >= 2 and got.shape == want.swapaxes(-1, -2).shape and \
+                np.allclose(got, want.swapaxes(-1, -2), rtol=rtol, atol=atol):
+            raise Mistake(f"for {shown}: `{name}` returned the transpose of the right result (shape {got.shape} "
+                          f"instead of {want.shape}): rows and columns are swapped. Check the order of a matrix "
+                          "product, or which index counts the rows.")
+        raise Mistake(f"`{name}` returned {describe_container(returned)} for {shown}; expected shape {want.shape}"
+                      + (f" ({want.size} numbers)." if want.ndim <= 1 else "."))
     if np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
         return
     for wrong, explanation in mistakes:
         wrong = np.asarray(wrong, dtype=np.float64)
         if wrong.shape == got.shape and np.allclose(got, wrong, rtol=rtol, atol=atol, equal_nan=True):
             raise Mistake(f"for {shown}: {explanation}")
-    if not np.all(np.isfinite(got)):
-        raise Mistake(f"`{name}` returned NaN or infinity for {shown}; the right result is finite.")
+    if not np.all(np.isfinite(got)) and np.all(np.isfinite(want)):
+        where = "NaN" if np.isnan(got).any() else "infinity"
+        raise Mistake(f"`{name}` returned {where} for {shown}; the right result is finite. "
+                      + ("NaN comes from 0 / 0, inf - inf or the log or square root of a negative number."
+                         if where == "NaN" else "A value grew past float64's range (about 1e308) on the way."))
+    shape = name_by_shape(got, want, rtol=rtol, atol=atol)
+    if shape is not None:
+        raise Mistake(f"for {shown}: {shape}")
     worst = float(np.max(np.abs(got - want)))
     raise Mistake(f"`{name}` gives wrong values for {shown}: it is off by up to {worst:.3g}. "
                   "Work through one entry by hand and compare.")
+
+
+def _term_mistakes(want, terms) -> list[tuple]:
+    """The wrong results of leaving out, or subtracting, each term of a sum."""
+    want = np.asarray(as_array(want, "", ""), dtype=np.float64)
+    found = []
+    for words, value in terms:
+        value = as_array(value, "", "")
+        if not np.any(value):
+            continue
+        found.append((want - value, f"{words} is missing: the result is a sum, and this term is not in yours."))
+        found.append((want - 2 * value, f"{words} is subtracted; it must be added."))
+    return found
+
+
+def _ratio_name(ratio: float, want: np.ndarray) -> str:
+    """A constant factor in words, when it is one the course's mistakes make: 2, a size, its
+    square root, or their inverses."""
+    sizes = {f"{n}, the size of an axis": float(n) for n in sorted(set(want.shape)) if n > 1}
+    sizes.update({f"sqrt({n}), the square root of an axis's size": float(n) ** 0.5
+                  for n in sorted(set(want.shape)) if n > 1})
+    sizes[f"{want.size}, the number of entries"] = float(want.size)
+    for words, factor in [("2", 2.0), *sizes.items()]:
+        for candidate, text in ((factor, words), (1 / factor, f"1 / {words}")):
+            if abs(abs(ratio) - candidate) <= 1e-6 * candidate:
+                return f" ({'minus ' if ratio < 0 else ''}{text})"
+    return ""
+
+
+def name_by_shape(got: np.ndarray, want: np.ndarray, *, rtol: float = 1e-6, atol: float = 1e-9) -> str | None:
+    """What a wrong result of the right shape is, by its shape alone, in a sentence (None if
+    nothing fits): the exact negative, a constant factor, a constant offset, the transpose,
+    only the last entry right, or a difference at the level of rounding."""
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape or not np.all(np.isfinite(got)) or not np.all(np.isfinite(want)):
+        return None
+
+    def close(a, b):
+        return np.allclose(a, b, rtol=rtol, atol=atol)
+
+    scale = float(np.max(np.abs(want))) if want.size else 0.0
+    worst = float(np.max(np.abs(got - want))) if want.size else 0.0
+    if scale > atol and close(got, -want):
+        return ("your result is the exact negative of the right one: a sign is flipped (a minus where a plus "
+                "belongs, or a difference taken the wrong way round).")
+    if want.ndim >= 2 and want.shape[-1] == want.shape[-2] and close(got, want.swapaxes(-1, -2)):
+        return ("your result is the transpose of the right one: rows and columns are swapped. Check the order of a "
+                "matrix product, or which index counts the rows.")
+    if worst <= 1e-4 * max(scale, 1.0):
+        return (f"your result differs from the right one only at the level of rounding (by up to {worst:.2g}): "
+                "the formula looks right, but some step ran in lower precision or with another small constant. "
+                "Keep every step in float64 (no `.float()`, `np.float32` or torch.tensor without dtype), and "
+                "use the eps the task gives.")
+    usable = np.abs(want) > 1e-12 * max(scale, 1e-300)
+    if usable.any() and scale > atol:
+        ratios = got[usable] / want[usable]
+        ratio = float(np.median(ratios))
+        if ratio != 0 and close(got, ratio * want) and abs(ratio - 1) > 1e-4:
+            return (f"your result is {ratio:.6g} times the right one everywhere{_ratio_name(ratio, want)}: the "
+                    "formula is right up to a constant factor. Look for a wrong divisor or multiplier (a mean "
+                    "instead of a sum, a missing or extra 2, n or square root).")
+    if scale > atol and float(np.max(np.abs(got))) > 1e3 * scale:
+        return (f"your result is about {float(np.max(np.abs(got))) / scale:.0e} times larger than the right one: a "
+                "difference of two nearly equal numbers that should cancel does not (a + where a - belongs, or one "
+                "of its terms left out), or a small number divides where it should not.")
+    if want.size > 1 and np.all(got == got.reshape(-1)[0]) and not np.all(want == want.reshape(-1)[0]):
+        return (f"every entry of your result is the same number, {got.reshape(-1)[0]:.4g}, but the right entries "
+                "differ: a loop that never updates its value, or one number spread over the whole result.")
+    if want.size > 1:
+        offset = float(np.median(got - want))
+        if abs(offset) > atol and close(got - offset, want):
+            return (f"every entry of your result is off by the same amount, {offset:.4g}: a constant term is "
+                    "missing or extra (a bias, a + 1, or a mean not subtracted).")
+        flat_got, flat_want = got.reshape(-1), want.reshape(-1)
+        if close(flat_got[-1:], flat_want[-1:]) and not np.isclose(flat_got[:-1], flat_want[:-1], rtol=rtol,
+                                                                    atol=atol).any():
+            return ("only the last entry of your result is right. Check that each step of a loop writes its own "
+                    "entry (result[i] = ...) instead of overwriting one value, and that the return comes after "
+                    "the loop.")
+    return None
+
+
+GATE_WHY = ("A gate or scale that gets no gradient can never learn: training would leave it at its starting "
+            "value for good.")
+INPUT_WHY = ("The gradient at the input is what flows on to every earlier layer: without it nothing below this "
+             "block learns.")
+WEIGHT_WHY = "A weight that gets no gradient is never updated by training."
+
+
+def expect_gradients(got, want, leaves: dict, *, name: str, shown: str, rtol: float = 1e-6,
+                     atol: float = 1e-9) -> None:
+    """The learner's torch output ``got`` and the reference ``want`` were computed, with grad
+    mode on, from the same tensors ``leaves`` (``{what to call it: (tensor, why its gradient
+    matters)}``). Backpropagate the same fixed random projection of each and compare the
+    gradients that reach every leaf: a right value with a cut graph (``.item()``,
+    ``.detach()``, ``.data``, ``torch.tensor(x)``) passes a value check but could not train."""
+    torch = sys.modules["torch"]
+    names = list(leaves)
+    tensors = [leaves[n][0] for n in names]
+    projection = torch.randn(tuple(want.shape), generator=torch.Generator().manual_seed(0), dtype=want.dtype)
+    with torch.enable_grad():
+        wanted = torch.autograd.grad((want * projection).sum(), tensors, allow_unused=True, retain_graph=True)
+        if not isinstance(got, torch.Tensor) or not got.requires_grad:
+            found = [None] * len(tensors)
+        else:
+            try:
+                found = torch.autograd.grad((got.to(want.dtype) * projection).sum(), tensors, allow_unused=True,
+                                            retain_graph=True)
+            except RuntimeError as error:
+                raise Mistake(f"for {shown}: your output has the right values, but backpropagating through it "
+                              f"fails ({error}). Compute new tensors instead of changing one in place.") from None
+    cut = ("the part of your computation that uses it is cut from autograd's graph (by `.item()`, `float(...)`, "
+           "`.detach()`, `.data`, `torch.tensor(...)` of a tensor, or a detour through NumPy)")
+    wanted = [torch.zeros_like(t) if g is None else g for t, g in zip(tensors, wanted)]
+    found = [torch.zeros_like(t) if g is None else g.to(t.dtype) for t, g in zip(tensors, found)]
+    for what, right, mine in zip(names, wanted, found):  # a tensor cut off entirely says most
+        if not bool(mine.abs().max() > 0) and bool(right.abs().max() > 0):
+            raise Mistake(f"for {shown}: `{name}` gives the right values, but no gradient reaches {what} through "
+                          f"them: {cut}. {leaves[what][1]}")
+    for what, right, mine in zip(names, wanted, found):
+        why = leaves[what][1]
+        if not torch.allclose(mine, right, rtol=rtol, atol=atol):
+            worst = float((mine - right).abs().max())
+            raise Mistake(f"for {shown}: `{name}` gives the right values, but the gradient with respect to {what} "
+                          f"is off by up to {worst:.3g}: part of the way from {what} to the output is cut from "
+                          f"autograd's graph or bypasses it (`.detach()`, `.data`, `.item()`, a copy made with "
+                          f"torch.tensor). {why}")
+
+
+def parameter_leaves(module, prefix: str = "") -> dict:
+    """Every parameter of a torch module as a leaf for :func:`expect_gradients`: a
+    one-number parameter (not a bias) is a gate, the others are weights."""
+    def why(name, parameter):
+        return GATE_WHY if parameter.numel() == 1 and not name.endswith("bias") else WEIGHT_WHY
+    return {f"`{prefix}{name}`": (parameter, why(name, parameter))
+            for name, parameter in module.named_parameters()}
 
 
 def show_input(value) -> str:
@@ -225,3 +442,106 @@ def _same(a, b) -> bool:
         except Exception:
             return False
     return True  # other objects: nothing this checker can compare
+
+
+# ----- the guard around the learner's code ------------------------------------------------
+
+class _TimeUp(BaseException):
+    """Raised inside the learner's code when it runs past its time limit. A BaseException,
+    so that an answer's own `except Exception:` cannot swallow it."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float):
+    """Interrupt the block after ``seconds`` with :class:`_TimeUp`. It uses SIGALRM: a thread
+    cannot be stopped from outside, and torch's grad mode is per thread, so the learner's code
+    must run in the caller's thread; in ipykernel and under pytest (xdist too) that is the main
+    thread, where signals are delivered. Elsewhere (a learner's own thread) there is no limit.
+    The timer repeats every half second, so a bare `except:` cannot swallow it for good; an
+    outer timer (a test's) is put back with the time it had left."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def interrupt(_signum, _frame):
+        raise _TimeUp
+
+    handler = signal.signal(signal.SIGALRM, interrupt)
+    outer, outer_interval = signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.setitimer(signal.ITIMER_REAL, min(seconds, outer) if outer else seconds, 0.5)
+    start = time.monotonic()
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, handler)
+        if outer:
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - start), 1e-3), outer_interval)
+
+
+@contextlib.contextmanager
+def _state_kept():
+    """Put back, after the block, the global state an answer may change: NumPy's error
+    handling, torch's grad mode, default dtype and thread count, and the random states of
+    Python, NumPy and torch. A changed state would break the next test case, the checker's
+    own reference, and the learner's notebook after the check."""
+    torch = sys.modules.get("torch")
+    errors, python_random, numpy_random = np.geterr(), random.getstate(), np.random.get_state()
+    if torch is not None:
+        grad, dtype, threads = torch.is_grad_enabled(), torch.get_default_dtype(), torch.get_num_threads()
+        torch_random = torch.random.get_rng_state()
+    try:
+        yield
+    finally:
+        np.seterr(**errors)
+        random.setstate(python_random)
+        np.random.set_state(numpy_random)
+        if torch is not None:
+            torch.set_grad_enabled(grad)
+            torch.set_default_dtype(dtype)
+            if torch.get_num_threads() != threads:
+                torch.set_num_threads(threads)
+            torch.random.set_rng_state(torch_random)
+
+
+class _Captured(io.TextIOBase):
+    """Keeps the first characters the learner's code prints and counts the rest, so a
+    print in a long loop cannot flood the notebook."""
+
+    def __init__(self, keep: int = SHOWN_OUTPUT):
+        super().__init__()
+        self._keep, self._head, self._total = keep, [], 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text) -> int:
+        text = str(text)
+        room = self._keep - sum(map(len, self._head))
+        if room > 0:
+            self._head.append(text[:room])
+        self._total += len(text)
+        return len(text)
+
+    def shortened(self) -> str:
+        head = "".join(self._head).strip()
+        if self._total > self._keep:
+            head += f" ... ({self._total:,} characters in all)"
+        return head
+
+
+def _is_stub(error: NotImplementedError) -> bool:
+    """Whether the NotImplementedError is the exercise's own stub (or a bare placeholder
+    `raise NotImplementedError`), not one raised by torch or by a missing method."""
+    text = str(error)
+    return not text or text.rstrip(".").endswith(STUB_TEXT)
+
+
+def _not_implemented(error: NotImplementedError, who: str, shown: str) -> str:
+    """A NotImplementedError that is not the stub: most often an nn.Module without `forward`."""
+    text = str(error)
+    if 'missing the required "forward" function' in text:
+        return (f"your block has no method called `forward` (PyTorch: {text}; the check called {who} with "
+                f"{shown}). nn.Module runs `forward` when a block is called: check its spelling and that "
+                "`def forward(self, x):` is indented inside the class.")
+    return f"{who} raised NotImplementedError ({text}) when called with {shown}."

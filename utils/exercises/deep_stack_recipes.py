@@ -14,7 +14,8 @@ import numpy as np
 import torch
 
 from utils import recipes
-from utils.exercises.core import Exercise, Mistake, as_array, call, expect_close, require_function
+from utils.exercises.core import (INPUT_WHY, WEIGHT_WHY, Exercise, Mistake, as_array, call, expect_close,
+                                  expect_gradients, require_function)
 
 
 def _weights(model, keys) -> np.ndarray:
@@ -149,6 +150,34 @@ def _as_states(got, shown: str) -> np.ndarray:
     return as_array(got, "scaled_stream", shown)
 
 
+def _scale_used(got: np.ndarray, x, branches) -> float | None:
+    """The constant c of a stream h + c F(h), read off the learner's first step (None if unclear)."""
+    if got.ndim < 1 or got.shape[0] < 2 or got.shape[1:] != tuple(x.shape):
+        return None
+    write = branches[0](x).detach().numpy()
+    if not np.any(write):
+        return None
+    return float(np.sum((got[1] - got[0]) * write) / np.sum(write * write))
+
+
+def _expect_stream_gradients(answer) -> None:
+    """Gradients of every state reach x and every branch's weights as in the recipe."""
+    generator = torch.Generator().manual_seed(15)
+    x = torch.randn(3, 4, generator=generator, dtype=torch.float64).requires_grad_()
+    weights = [(torch.randn(4, 4, generator=generator, dtype=torch.float64) / 2).requires_grad_() for _ in range(3)]
+    branches = tuple(lambda h, w=w: torch.tanh(h @ w) for w in weights)
+    shown = "x of shape (3, 4) and 3 tanh branches with weights, backward pass"
+    with torch.enable_grad():
+        got = call(answer, x, branches, name="scaled_stream", shown=shown, copies=False)
+        states = [x]
+        for branch in branches:
+            states.append(states[-1] + branch(states[-1]) / math.sqrt(3))
+    if not isinstance(got, (list, tuple)) or not all(isinstance(s, torch.Tensor) for s in got) or len(got) != 4:
+        raise Mistake(f"for {shown}: return the list of the 4 states as torch tensors.")
+    leaves = {"x": (x, INPUT_WHY), **{f"branch {i + 1}'s weight": (w, WEIGHT_WHY) for i, w in enumerate(weights)}}
+    expect_gradients(torch.stack(list(got)), torch.stack(states), leaves, name="scaled_stream", shown=shown)
+
+
 def _check_scaled(answer) -> str:
     answer = require_function(answer, "scaled_stream", 2)
     generator = torch.Generator().manual_seed(14)
@@ -187,8 +216,18 @@ def _check_scaled(answer) -> str:
              "you dropped the skip path: the new stream is h + F(h) / sqrt(L), not F(h) / sqrt(L) alone."),
             (_run(x, branches, lambda h, f, x=x: h + s * f(x)),
              "every branch read x. Each branch reads the current stream h, the output of the previous step."),
+            (_run(x, branches, lambda h, f: h - s * f(h)),
+             "the branch's write is subtracted: the stream grows by adding it, h + F(h) / sqrt(L)."),
+            (_run(x, branches, lambda h, f: h),
+             "every state equals x: the branches' writes are never added to the stream."),
         ]
+        scale = _scale_used(got, x, branches)
+        if scale is not None and abs(scale - s) > 1e-9:
+            mistakes.append((_run(x, branches, lambda h, f: h + scale * f(h)),
+                             f"you scaled each branch's write by {scale:.4g}; the recipe's scale is 1/sqrt(L) = "
+                             f"{s:.4g} for these {len(branches)} branches."))
         expect_close(got, want, name="scaled_stream", shown=shown, mistakes=mistakes, rtol=1e-6, atol=1e-9)
+    _expect_stream_gradients(answer)
     return ("h <- h + F(h) / sqrt(L) at every branch, the skip path untouched, L + 1 states from x on, for 1 to "
             "9 branches and a zero input.")
 

@@ -8,7 +8,8 @@ import copy
 import torch
 from torch import nn
 
-from utils.exercises.core import Exercise, Mistake, call, expect_close, require_function
+from utils.exercises.core import (INPUT_WHY, Exercise, Mistake, call, expect_close, expect_gradients,
+                                  parameter_leaves, require_function)
 from utils.mlp import branch_to_skip_ratios as _reference_ratios
 from utils.mlp import make_mlp
 
@@ -47,17 +48,21 @@ def _build_block(answer, width: int, seed: int) -> nn.Module:
     return block
 
 
+def _batch_norm(layer, h):
+    """A BatchNorm layer with batch statistics, nothing stored."""
+    return nn.functional.batch_norm(h, None, None, layer.weight, layer.bias, training=True, eps=layer.eps)
+
+
+def _branch(block: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """F(x) = norm2(linear2(ReLU(norm1(linear1(x))))), with the learner's own layers."""
+    return _batch_norm(block.norm2, block.linear2(torch.relu(_batch_norm(block.norm1, block.linear1(x)))))
+
+
 def _block_parts(block: nn.Module, x: torch.Tensor) -> dict:
     """The pieces the right answer and the common wrong ones are made of, computed with
-    the learner's own layers (BatchNorm with batch statistics, nothing stored)."""
-    def norm(layer, h):
-        return nn.functional.batch_norm(h, None, None, layer.weight, layer.bias, training=True, eps=layer.eps)
-
+    the learner's own layers."""
     with torch.no_grad():
-        inner = torch.relu(norm(block.norm1, block.linear1(x)))
-        branch = norm(block.norm2, block.linear2(inner))
-        unnormalised = block.linear2(torch.relu(block.linear1(x)))
-    return {"branch": branch, "unnormalised": unnormalised}
+        return {"branch": _branch(block, x), "unnormalised": block.linear2(torch.relu(block.linear1(x)))}
 
 
 def _block_mistakes(x: torch.Tensor, parts: dict) -> list[tuple]:
@@ -72,6 +77,9 @@ def _block_mistakes(x: torch.Tensor, parts: dict) -> list[tuple]:
         (torch.relu(branch), "the skip is missing: you returned ReLU(F(x)). Add the input x to the branch before "
          "the last ReLU."),
         (branch, "you returned the branch F(x) alone. The block's output is ReLU(x + F(x))."),
+        (torch.relu(x - branch), "the branch is subtracted: the block adds it to the skip path, ReLU(x + F(x))."),
+        (torch.relu(x), "the branch is missing: you returned ReLU(x). The block is ReLU(x + F(x)), "
+         "F(x) = norm2(linear2(ReLU(norm1(linear1(x)))))."),
         (torch.relu(x + parts["unnormalised"]), "the BatchNorm layers are not used: F(x) is "
          "norm2(linear2(ReLU(norm1(linear1(x))))), with a BatchNorm after each Linear."),
     ]
@@ -94,6 +102,12 @@ def _check_block(answer) -> str:
         parts = _block_parts(block, x)
         want = torch.relu(x + parts["branch"])
         expect_close(got, want, name="forward", shown=shown, mistakes=_block_mistakes(x, parts), rtol=1e-7, atol=1e-9)
+        leaf, shown = x.detach().clone().requires_grad_(), f"{shown}, backward pass"
+        with torch.enable_grad():
+            got = call(block, leaf, name="forward", shown=shown, copies=False)
+            want = torch.relu(leaf + _branch(block, leaf))
+        expect_gradients(got, want, {"x": (leaf, INPUT_WHY), **parameter_leaves(block, "self.")}, name="forward",
+                         shown=shown, rtol=1e-7, atol=1e-9)
     return ("ReLU(x + F(x)) with F = Linear, BatchNorm, ReLU, Linear, BatchNorm, on three widths, "
             "negative inputs included, and the input left untouched.")
 
@@ -116,10 +130,12 @@ def _ratio_mistakes(model, x) -> list[tuple]:
     probe = copy.deepcopy(model).train()
     with torch.no_grad():
         stem = probe.stem(x)
-        h, frozen, inverted, outputs, branch_path = stem, [], [], [], []
+        h, frozen, inverted, outputs, branch_path, alone, product = stem, [], [], [], [], [], []
         for block in probe.blocks:
             branch = block.branch(h)
             inverted.append(float(h.var() / branch.var()))
+            alone.append(float(branch.var()))
+            product.append(float(branch.var() * h.var()))
             outputs.append(float(block(h).var() / h.var()))
             h = block(h)
         h, no_relu, after_sum = stem, [], []
@@ -143,6 +159,8 @@ def _ratio_mistakes(model, x) -> list[tuple]:
         ([r ** 0.5 for r in right], "these are ratios of standard deviations. The exercise asks for variances: "
          "use .var(), not .std()."),
         (inverted, "the ratio is upside down: divide the branch's variance by the skip's, Var(F(h)) / Var(h)."),
+        (alone, "these are the branch's variances alone: divide each by the skip's variance, Var(F(h)) / Var(h)."),
+        (product, "you multiplied the two variances: the ratio divides them, Var(F(h)) / Var(h)."),
         (outputs, "you divided the variance of the whole block's output, ReLU(h + F(h)), by Var(h). Use the branch "
          "alone: block.branch(h)."),
         (frozen, "every block got the stem's output: after measuring a block, set h to that whole block's output, so "

@@ -6,7 +6,8 @@ import torch
 import torch.nn.functional as functional
 from torch import nn
 
-from utils.exercises.core import Exercise, Mistake, call, expect_close, expect_float64, require_function
+from utils.exercises.core import (GATE_WHY, INPUT_WHY, Exercise, Mistake, call, expect_close, expect_float64,
+                                  expect_gradients, parameter_leaves, require_function)
 
 _D = 6
 
@@ -23,6 +24,7 @@ def _parts():
 
     def branch(v):
         return fc2(functional.gelu(fc1(v)))
+    branch.layers = nn.ModuleDict({"fc1": fc1, "fc2": fc2})  # its weights, for the gradient check
     return norm, branch
 
 
@@ -84,6 +86,8 @@ def _forward_mistakes(x, s, position, norm, branch) -> list[tuple]:
          "whole sum, after the skip path is added: LN(x + s * F(x))."),
         (norm(s * f(x)), "the skip path is missing: normalise x + s * F(x), not s * F(x) alone."),
         (s * f(x), "you returned only the branch, s * F(x). Post-norm returns LN(x + s * F(x))."),
+        (norm(x - s * f(x)), "the branch's write is subtracted: post-norm adds it, LN(x + s * F(x))."),
+        (norm(x), "the branch is missing: you returned LN(x). Post-norm returns LN(x + s * F(x))."),
     ]
 
 
@@ -99,10 +103,31 @@ def _check_forward(answer) -> str:
             expect_float64(got, what="your output", shown=shown, why="Your formula may be right, but float32 "
                            "keeps only about 7 digits: compute with x, norm and branch as they are, without .float().")
             want = x + s * branch(norm(x)) if position == "pre" else norm(x + s * branch(x))
+            terms = [("the skip path x", x), ("the scaled branch s * F(LN(x))", s * branch(norm(x)))] \
+                if position == "pre" else ()
             expect_close(got, want, name="flexible_forward", shown=shown, rtol=1e-9, atol=1e-9,
-                         mistakes=_forward_mistakes(x, s, position, norm, branch))
+                         mistakes=_forward_mistakes(x, s, position, norm, branch), terms=terms)
+    for s, position, shown in ((0.0, "pre", "pre-norm with a gate alpha = 0"), (0.7, "pre", "pre-norm with a gate "
+                               "alpha = 0.7"), (0.0, "post", "post-norm with a gate alpha = 0"),
+                               (-0.4, "post", "post-norm with a gate alpha = -0.4")):
+        _expect_forward_gradients(flexible_forward, s, position, f"{shown}, backward pass")
     return ("pre-norm x + s F(LN(x)) and post-norm LN(x + s F(x)), with fixed scales, a gate at 0, a batch "
             "and a single token: the gate at 0 makes pre-norm the exact identity and post-norm LN(x).")
+
+
+def _expect_forward_gradients(flexible_forward, s: float, position: str, shown: str) -> None:
+    """Gradients reach x, the gate, the LayerNorm's and the branch's weights as in the formula."""
+    norm, branch = _parts()
+    x = (torch.randn(3, _D, generator=torch.Generator().manual_seed(7), dtype=torch.float64) + 0.5).requires_grad_()
+    gate = torch.tensor(s, dtype=torch.float64, requires_grad=True)
+    with torch.enable_grad():
+        got = call(flexible_forward, x, norm, branch, gate, position, name="flexible_forward", shown=shown,
+                   copies=False)
+        want = x + gate * branch(norm(x)) if position == "pre" else norm(x + gate * branch(x))
+    expect_close(got, want.detach(), name="flexible_forward", shown=shown, rtol=1e-9, atol=1e-9)
+    expect_gradients(got, want, {"x": (x, INPUT_WHY), "the gate s": (gate, GATE_WHY),
+                                 **parameter_leaves(norm, "norm."), **parameter_leaves(branch.layers, "branch's ")},
+                     name="flexible_forward", shown=shown, rtol=1e-8, atol=1e-10)
 
 
 flexible_forward = Exercise(
@@ -179,7 +204,8 @@ def _check_rezero(answer) -> str:
             tanh_gelu = block.fc2(functional.gelu(block.fc1(x), approximate="tanh"))
             got = call(block, x, name="ReZeroBlock.forward", shown=f"{shown}, alpha = 0.7")
             expect_close(got, x + 0.7 * branch, name="ReZeroBlock.forward", shown=f"{shown}, alpha = 0.7",
-                         rtol=1e-5, atol=1e-6, mistakes=[
+                         rtol=1e-5, atol=1e-6, terms=[("the skip path x", x), ("the gated branch alpha * F(x)",
+                                                                                0.7 * branch)], mistakes=[
                              (0.7 * branch, "you returned only the branch, alpha * F(x). Add the skip path x."),
                              (0.7 * x + branch, "alpha multiplies x. It belongs on the branch: x + alpha * F(x)."),
                              (x + 0.7 * relu, "the branch uses ReLU; this course's branch uses GELU between fc1 "
@@ -189,6 +215,16 @@ def _check_rezero(answer) -> str:
                              (x + 0.7 * tanh_gelu, "the branch uses the tanh approximation of GELU (GPT-2's "
                               "choice). Use the exact GELU, x * Phi(x): F.gelu or nn.GELU() without `approximate`."),
                          ])
+        for alpha in (0.0, 0.7):
+            with torch.no_grad():
+                block.alpha.fill_(alpha)
+            leaf = x.detach().clone().requires_grad_()
+            shown_grad = f"{shown}, alpha = {alpha:g}, backward pass"
+            with torch.enable_grad():
+                got = call(block, leaf, name="ReZeroBlock.forward", shown=shown_grad, copies=False)
+                want = leaf + block.alpha * block.fc2(functional.gelu(block.fc1(leaf)))
+            expect_gradients(got, want, {"x": (leaf, INPUT_WHY), **parameter_leaves(block, "self.")},
+                             name="ReZeroBlock.forward", shown=shown_grad, rtol=1e-4, atol=1e-6)
     return ("x + alpha * F(x) with a learnable alpha starting at 0 and no LayerNorm: exactly the identity at "
             "initialisation, and the right edit once alpha moves, for two widths.")
 

@@ -22,6 +22,7 @@ def _block_cases() -> list[tuple]:
         (np.array([-2.0, 1.0]), _W1, _W2, "x = [-2, 1], where both ReLUs are off"),
         (np.array([0.3, -1.2, 0.8, 0.5]), square_w1, square_w2, "4 inputs and 4 hidden units, some ReLUs off"),
         (np.array([1.0, -0.5, 2.0]), wide_w1, wide_w2, "3 inputs and 5 hidden units"),
+        (np.zeros(3), wide_w1, wide_w2, "x = 0, where every ReLU's input is exactly 0"),
     ]
 
 
@@ -29,7 +30,13 @@ def _block_mistakes(x, w1, w2) -> list[tuple]:
     on = (w1 @ x > 0).astype(np.float64)
     jf = w2 @ (on[:, None] * w1)
     eye = np.eye(x.shape[0])
-    mistakes = [
+    mistakes = []
+    if np.any(w1 @ x == 0):
+        at_zero = (w1 @ x >= 0).astype(np.float64)
+        mistakes.append((eye + w2 @ (at_zero[:, None] * w1), "a ReLU whose input is exactly 0 counts as on in your D "
+                         "(>= 0). D is 1 only where W1 x > 0, strictly: at 0 the ReLU's slope is taken as 0, as "
+                         "PyTorch's autograd does."))
+    mistakes += [
         (jf, "this is J_F, the branch's Jacobian alone. The block is x + F(x): add the identity, the skip path's "
              "contribution (np.eye(d) + J_F)."),
         (eye + jf.T, "the result is transposed: entry (i, j) must be d y_i / d x_j. Multiply in the order "
@@ -58,7 +65,8 @@ def _check_block(answer) -> str:
         on = (w1 @ x > 0).astype(np.float64)
         want = np.eye(x.shape[0]) + w2 @ (on[:, None] * w1)
         expect_close(got, want, name="block_jacobian", shown=shown, mistakes=_block_mistakes(x, w1, w2),
-                     rtol=1e-10, atol=1e-12)
+                     rtol=1e-10, atol=1e-12, terms=[("the identity I (the skip path's Jacobian)", np.eye(x.shape[0])),
+                                                    ("the branch's Jacobian W2 D W1", want - np.eye(x.shape[0]))])
     return ("I + W2 D W1 on the worked example, with every ReLU off, and for 3 or 4 inputs with 4 or 5 hidden "
             "units: the identity, the switch D and the order of the product are all right.")
 
@@ -128,6 +136,10 @@ def _difference_mistakes(f, x, eps) -> list[tuple]:
         (central.T, "the result is transposed: the difference for input j belongs in column j "
                     "(entry (i, j) = d f_i / d x_j), so stack the differences as columns (np.stack(..., axis=1))."),
         (2 * central, "the result is twice too large: x + eps e_j and x - eps e_j are 2 eps apart, so divide by 2 eps."),
+        (_columns(f, x, eps, lambda f, x, step: (f(x + step) - f(x)) / (2 * eps)),
+         "one of your two points is x itself: the central difference evaluates f at x + eps e_j and at x - eps e_j."),
+        (_columns(f, x, eps, lambda f, x, step: (f(x) - f(x - step)) / (2 * eps)),
+         "one of your two points is x itself: the central difference evaluates f at x + eps e_j and at x - eps e_j."),
         (np.repeat(((f(x + eps) - f(x - eps)) / (2 * eps))[:, None], x.shape[0], axis=1),
          "every column is the same: you moved all inputs at once. Move one input at a time, x + eps e_j with "
          "e_j zero except a 1 at entry j."),
@@ -146,7 +158,7 @@ def _check_difference(answer) -> str:
                          mistakes=_difference_mistakes(f, x, eps))
         except Mistake as mistake:
             array = np.asarray(got, dtype=np.float64)
-            if "gives wrong values" in str(mistake) and array.shape == want.shape:
+            if ("gives wrong values" in str(mistake) or "level of rounding" in str(mistake)) and array.shape == want.shape:
                 error = float(np.max(np.abs(array - want)))
                 if error <= 20 * np.finfo(np.float32).eps * max(1.0, float(np.max(np.abs(f(x))))) / eps:
                     raise Mistake(f"for {shown}: off by {error:.2g}, about what rounding to float32 and dividing "

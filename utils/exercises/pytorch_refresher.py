@@ -2,9 +2,11 @@
 gradient from autograd checked against a central finite difference in float64."""
 from __future__ import annotations
 
+import numpy as np
 import torch
 
-from utils.exercises.core import Exercise, Mistake, call, show_input, expect_close, expect_float64, require_function
+from utils.exercises.core import (INPUT_WHY, WEIGHT_WHY, Exercise, Mistake, as_array, call, describe_container,
+                                  expect_close, expect_float64, expect_gradients, require_function)
 
 
 # ----- Exercise 04.2: LayerNorm by hand -----------------------------------------------------
@@ -62,6 +64,29 @@ def _layer_norm_mistakes(x, gamma, beta, eps) -> list[tuple]:
     return mistakes
 
 
+def _diagnose_layer_norm(layer_norm, x, eps, shown: str) -> None:
+    """Run the answer with gamma = 1 and beta = 0, and say which step of the normalisation
+    is wrong: the centring, the scaling, or (both right) how gamma and beta are applied."""
+    ones, zeros = torch.ones(x.shape[-1], dtype=x.dtype), torch.zeros(x.shape[-1], dtype=x.dtype)
+    try:
+        plain = as_array(call(layer_norm, x, ones, zeros, eps, name="layer_norm", shown=shown), "layer_norm", shown)
+    except Mistake:
+        return
+    if plain.shape != tuple(x.shape):
+        return
+    variance = x.var(dim=-1, unbiased=False, keepdim=True).numpy()
+    if not np.allclose(plain.mean(axis=-1), 0.0, atol=1e-7):
+        raise Mistake(f"for {shown}: with gamma = 1 and beta = 0 your tokens do not come out centred (their means are "
+                      "not 0). Subtract each token's own mean, over the last dimension (dim=-1, keepdim=True), "
+                      "from x.")
+    if not np.allclose(plain.var(axis=-1, keepdims=True), variance / (variance + eps), rtol=1e-6, atol=1e-9):
+        raise Mistake(f"for {shown}: with gamma = 1 and beta = 0 your tokens are centred but not scaled right. "
+                      "Divide by sqrt(variance + eps), the variance being the mean of the squared deviations over "
+                      "the last dimension.")
+    raise Mistake(f"for {shown}: your normalisation is right (it gives the right result with gamma = 1 and beta = 0), "
+                  "so gamma and beta are applied wrongly: return gamma * x_hat + beta.")
+
+
 def _check_layer_norm(answer) -> str:
     layer_norm = require_function(answer, "layer_norm", 4)
     for x, gamma, beta, eps, shown in _layer_norm_cases():
@@ -79,8 +104,21 @@ def _check_layer_norm(answer) -> str:
         expect_float64(got, what="your result", shown=shown, why="Your formula may be right, but float32 keeps "
                        "only about 7 digits of each entry: compute from x, gamma and beta as they are.")
         want = torch.nn.functional.layer_norm(x, x.shape[-1:], gamma, beta, eps)
-        expect_close(got, want, name="layer_norm", shown=shown, mistakes=_layer_norm_mistakes(x, gamma, beta, eps),
-                     rtol=1e-9, atol=1e-9)
+        try:
+            expect_close(got, want, name="layer_norm", shown=shown, mistakes=_layer_norm_mistakes(x, gamma, beta, eps),
+                         rtol=1e-9, atol=1e-9)
+        except Mistake as mistake:
+            if "Work through one entry by hand" in str(mistake):
+                _diagnose_layer_norm(layer_norm, x, eps, shown)
+            raise
+    for x, gamma, beta, eps, shown in _layer_norm_cases()[::2]:
+        x, gamma, beta = (t.detach().clone().requires_grad_() for t in (x, gamma, beta))
+        shown = f"{shown}, backward pass"
+        with torch.enable_grad():
+            got = call(layer_norm, x, gamma, beta, eps, name="layer_norm", shown=shown, copies=False)
+            want = torch.nn.functional.layer_norm(x, x.shape[-1:], gamma, beta, eps)
+        expect_gradients(got, want, {"x": (x, INPUT_WHY), "gamma": (gamma, WEIGHT_WHY), "beta": (beta, WEIGHT_WHY)},
+                         name="layer_norm", shown=shown, rtol=1e-8, atol=1e-10)
     return ("matches torch's LayerNorm on a batch, a single token, a large eps and constant tokens: per token, "
             "biased variance, eps inside the square root, then gamma and beta.")
 
@@ -174,7 +212,7 @@ def _check_gradient(answer) -> str:
         result = call(gradient_check, f, x, h, name="gradient_check", shown=shown)
         if not isinstance(result, (tuple, list)) or len(result) != 2:
             raise Mistake(f"`gradient_check` should return two tensors, (autograd gradient, finite-difference "
-                          f"gradient); for {shown} it returned {type(result).__name__} {_describe_short(result)}.")
+                          f"gradient); for {shown} it returned {describe_container(result)}.")
         auto, numeric = result
         want = _GRADIENTS[f](x)
         for label, got in (("autograd gradient", auto), ("finite-difference gradient", numeric)):
@@ -194,7 +232,7 @@ def _check_gradient(answer) -> str:
         except Mistake as mistake:
             error = float((torch.as_tensor(numeric, dtype=torch.float64) - want).abs().max())
             rounding = _FLOAT32_ROUNDING * max(1.0, abs(value)) / h  # what float32 values of f can cost
-            if "gives wrong values" in str(mistake) and error <= rounding:
+            if ("gives wrong values" in str(mistake) or "level of rounding" in str(mistake)) and error <= rounding:
                 raise Mistake(f"for {shown}: the finite difference is off by {error:.2g}, about what rounding f's "
                               "values to float32 (7 digits) and dividing by h costs. Somewhere the values were "
                               "computed in float32: keep x, the steps and f's values in float64.") from None
@@ -207,6 +245,10 @@ def _expect_difference(numeric, want, f, x, h, shown) -> None:
     """The finite difference must match ``want``; name the common mistakes if it does not."""
     expect_close(numeric, want, name="gradient_check", shown=f"{shown} (finite-difference gradient)",
                  rtol=1e-5, atol=1e-7, mistakes=[
+                     (_one_sided(f, x, h, 1.0) / 2, "one of your two points is x itself: the central difference "
+                      "evaluates f at x + h e_i and at x - h e_i."),
+                     (_one_sided(f, x, h, -1.0) / 2, "one of your two points is x itself: the central difference "
+                      "evaluates f at x + h e_i and at x - h e_i."),
                      (_one_sided(f, x, h, 1.0), "the finite difference is one-sided, (f(x + h e_i) - f(x)) / h: "
                       "its error shrinks only like h. Use the central difference "
                       "(f(x + h e_i) - f(x - h e_i)) / (2h), whose error shrinks like h squared."),
@@ -225,14 +267,6 @@ def _all_at_once(f, x, h) -> torch.Tensor:
     ones = torch.ones_like(x)
     slope = (float(f(x + h * ones)) - float(f(x - h * ones))) / (2 * h)
     return torch.full_like(x, slope)
-
-
-def _describe_short(value) -> str:
-    """A short description of what a learner returned, for a message."""
-    try:
-        return show_input(value)
-    except (TypeError, ValueError):
-        return repr(value)[:60]
 
 
 gradient_check = Exercise(

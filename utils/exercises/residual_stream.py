@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from utils.exercises.core import Exercise, Mistake, as_array, call, expect_close, require_function
+from utils.exercises.core import (INPUT_WHY, WEIGHT_WHY, Exercise, Mistake, as_array, call, expect_close,
+                                  expect_gradients, require_function)
 
 EPS = 1e-5  # nn.LayerNorm's default
 
@@ -35,10 +36,10 @@ _RAISED = [
 ]
 
 
-def _step(answer, x, sub, norm: str, shown: str):
+def _step(answer, x, sub, norm: str, shown: str, copies: bool = True):
     """Call the learner's ``sublayer_step``, naming the errors of :data:`_RAISED`."""
     try:
-        return call(answer, x, sub, norm, name="sublayer_step", shown=shown)
+        return call(answer, x, sub, norm, name="sublayer_step", shown=shown, copies=copies)
     except Mistake as mistake:
         for fragment, explanation in _RAISED:
             if "raised RuntimeError" in str(mistake) and fragment in str(mistake):
@@ -64,7 +65,8 @@ def _stream_inputs():
     flat[0, 1] = 0.7  # one token whose features are all equal: only eps keeps LN finite
     return [("a batch of 2 sequences of 3 tokens, width 4", shifted),
             ("3 sequences of 5 tokens, width 8", wide),
-            ("a batch with one token whose 4 features are all equal", flat)]
+            ("a batch with one token whose 4 features are all equal", flat),
+            ("a batch of one sequence of one token, width 4", torch.tensor([[[0.5, -1.5, 2.0, 0.25]]], dtype=torch.float64))]
 
 
 def _check_sublayer(answer) -> str:
@@ -99,8 +101,9 @@ def _check_sublayer(answer) -> str:
                      "your variance divides by d - 1 (torch's default for .var() and .std()). LayerNorm uses "
                      "the mean of squared deviations: .var(dim=-1, unbiased=False, keepdim=True)."),
                     (x + sub(_norm(x, eps=0.0)) if norm == "pre" else _norm(x + sub(x), eps=0.0),
-                     "you left out eps: put eps = 1e-5 inside the square root, sqrt(var + eps), so that a token "
-                     "whose features are all equal does not divide by 0."),
+                     "your eps is not 1e-5 (left out, or far smaller): put eps = 1e-5 inside the square root, "
+                     "sqrt(var + eps), as nn.LayerNorm does, so that a token whose features are all equal does not "
+                     "divide by 0."),
                     (x + sub(_norm(x, eps_inside=False)) if norm == "pre" else _norm(x + sub(x), eps_inside=False),
                      "you added eps to the standard deviation, sqrt(var) + eps. LayerNorm adds it to the variance, "
                      "inside the square root: divide by sqrt(var + eps)."),
@@ -108,10 +111,24 @@ def _check_sublayer(answer) -> str:
                 if shown_x.startswith("a batch with one token") and not np.isfinite(as_array(got, "sublayer_step", shown)).all():
                     raise Mistake(f"for {shown}: you got NaN where a token's features are all equal (variance 0). "
                                   "Put eps = 1e-5 inside the square root: sqrt(var + eps).")
-                expect_close(got, wanted, name="sublayer_step", shown=shown, mistakes=mistakes, rtol=1e-5, atol=1e-7)
+                terms = [("the stream x (the skip path)", x), ("the sublayer's write", sub(_norm(x)))] \
+                    if norm == "pre" else ()
+                expect_close(got, wanted, name="sublayer_step", shown=shown, mistakes=mistakes, rtol=1e-5, atol=1e-7,
+                             terms=terms)
                 if hasattr(got, "shape") and tuple(got.shape) != tuple(x.shape):
                     raise Mistake(f"`sublayer_step` returned shape {tuple(got.shape)} for {shown}; it must keep "
                                   f"the stream's shape {tuple(x.shape)}.")
+    generator = torch.Generator().manual_seed(14)
+    for norm in ("pre", "post"):
+        x = (1.0 + torch.randn(2, 3, 4, generator=generator, dtype=torch.float64)).requires_grad_()
+        weight = (torch.randn(4, 4, generator=generator, dtype=torch.float64) / 2).requires_grad_()
+        sub = lambda h: torch.tanh(h @ weight)  # noqa: E731
+        shown = f"a batch of shape (2, 3, 4), a tanh sublayer with a weight, norm={norm!r}, backward pass"
+        with torch.enable_grad():
+            got = _step(answer, x, sub, norm, shown, copies=False)
+            want = x + sub(_norm(x)) if norm == "pre" else _norm(x + sub(x))
+        expect_gradients(got, want, {"x": (x, INPUT_WHY), "the sublayer's weight": (weight, WEIGHT_WHY)},
+                         name="sublayer_step", shown=shown, rtol=1e-5, atol=1e-7)
     return ("pre-LN adds Sublayer(LN(x)) to the untouched stream; post-LN normalises x + Sublayer(x); "
             "LayerNorm works per token over its features, on every input tried (a constant token included).")
 

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as functional
 
 from utils.blocks import make_stack
-from utils.exercises.core import Exercise, Mistake, call, show_input, expect_close, require_function
+from utils.exercises.core import Exercise, Mistake, as_array, call, expect_close, require_function, show_input
 from utils.gradient_flow import profile_stack
 
 
@@ -18,6 +18,8 @@ def _as_floats(result, name: str, shown: str) -> np.ndarray:
     """A list or tensor of numbers (tensors may still require grad) as a float64 array."""
     if isinstance(result, torch.Tensor):
         return result.detach().double().numpy()
+    if isinstance(result, dict):
+        return as_array(result, name, shown)  # names the dict plainly
     if isinstance(result, (list, tuple)) and any(isinstance(v, torch.Tensor) and v.numel() > 1 for v in result):
         raise Mistake(f"`{name}` returned a list of tensors for {shown} (the gradients themselves?): take "
                       "`.norm().item()` of each, one number per layer.")

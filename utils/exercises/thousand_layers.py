@@ -72,10 +72,15 @@ def _check_log10_gain(answer) -> str:
         why = "Over thousands of factors float32's rounding adds up."
         got = _as_number(call(answer, jacobians, g, name=name, shown=shown), name, shown, why=why)
         want = _backward_log10(jacobians, g)
-        if not math.isfinite(got):
+        overflows = abs(want + math.log10(float(g.norm()))) > 300  # the unnormalised product leaves float64
+        if math.isinf(got) or (math.isnan(got) and overflows):
             raise Mistake(f"for {shown}: got {got}. The product left float64's range (about 1e-308 to 1e308) "
                           "on the way: multiply the vector, not the matrices, and divide it by its norm after "
                           "every step, adding up the log10 of the norms you divided by.")
+        if math.isnan(got):
+            raise Mistake(f"for {shown}: got NaN, the result of 0 / 0, inf / inf or inf - inf somewhere (this "
+                          "product stays well inside float64's range, so it is not an overflow). Look for a "
+                          "division by a norm of 0, a log10 of 0 or of a negative number.")
         _expect_not_float32(got, want, 1e-8 * (1 + abs(want)), shown=shown, why=why)
         expect_close(got, want, name=name, shown=shown, rtol=1e-8, atol=1e-8, mistakes=[
             (want + math.log10(float(g.norm())),

@@ -1,0 +1,291 @@
+#!/usr/bin/env python
+"""Build the course's website from the stored notebooks; nothing is executed.
+
+    python scripts/build_site.py                       # into build/site/ (open build/site/index.html)
+    python scripts/build_site.py --out DIR --notebooks DIR
+
+Sphinx with myst-nb and sphinx-book-theme (site/conf.py) turns a working copy of the
+sources, written to build/site-source/, into HTML. The notebooks in the repository are
+never changed; each working copy differs from its notebook in these ways:
+
+- every code cell with ``live_plot`` metadata (``{"factory": "utils.<module>:<function>",
+  "kwargs": {...}}``) shows, instead of its stored live widget, the plot's
+  ``static_widget()``: the same controls over a precomputed grid of settings, wired with
+  ``jslink`` only, so the sliders work on a page without a kernel;
+- a stored live plot in a cell without that metadata keeps its picture and text and loses
+  its controls, which could not redraw without a kernel (a warning names it);
+- the Binder and Colab badges (images from other sites) become a line of plain links:
+  launch on Binder, open in Colab, download this notebook, download its student edition.
+
+RequireJS, the widget renderer, MathJax and the renderer's fonts come from the npm packages
+pinned in site/package-lock.json (``npm ci`` runs when site/node_modules is missing or
+older than the lock file) and are served from the site's _static folder.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import html
+import importlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "site"
+NODE_MODULES = SITE / "node_modules"
+DEFAULT_OUT = ROOT / "build" / "site"
+WORK = ROOT / "build" / "site-source"
+ASSETS = ROOT / "build" / "site-assets"
+NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+MODEL_REFERENCE = re.compile(r"IPY_MODEL_([0-9a-f]{32})")
+LINK_MODELS = ("LinkModel", "DirectionalLinkModel")
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import build_student_edition  # noqa: E402
+import notebook_header  # noqa: E402
+
+# (npm package folder, file or folder inside it, where it goes under _static)
+ASSET_FILES = [
+    ("requirejs", "require.js", "require.min.js"),
+    ("@jupyter-widgets/html-manager", "dist/embed-amd.js", "embed-amd.js"),
+    ("mathjax", "es5/tex-chtml.js", "mathjax/tex-chtml.js"),
+    ("mathjax", "es5/output/chtml/fonts/woff-v2", "mathjax/output/chtml/fonts/woff-v2"),
+    ("mathjax", "es5/input/tex/extensions", "mathjax/input/tex/extensions"),
+    ("mathjax", "es5/ui", "mathjax/ui"),
+    ("mathjax", "es5/a11y", "mathjax/a11y"),
+    ("mathjax", "es5/sre", "mathjax/sre"),
+    ("mathjax", "es5/adaptors", "mathjax/adaptors"),
+]
+FONT_SUFFIXES = (".woff2", ".woff", ".ttf", ".eot", ".svg")  # the widget renderer's icon fonts, beside embed-amd.js
+
+
+def npm_ci() -> None:
+    """Install site/node_modules from site/package-lock.json when it is missing or stale."""
+    stamp = NODE_MODULES / ".package-lock.json"
+    lock = SITE / "package-lock.json"
+    if stamp.exists() and stamp.stat().st_mtime >= lock.stat().st_mtime:
+        return
+    if shutil.which("npm") is None:
+        raise SystemExit("npm is needed to build the site (apt-get install npm): it installs the pinned "
+                         "widget renderer, RequireJS and MathJax from site/package-lock.json")
+    subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=SITE, check=True)
+
+
+def copy_assets(target: Path = ASSETS) -> None:
+    """The scripts and fonts the pages load, from the npm packages, plus site/course.css."""
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    for package, inside, to in ASSET_FILES:
+        source, destination = NODE_MODULES / package / inside, target / to
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, destination)
+        else:
+            shutil.copy2(source, destination)
+    fonts = target / "@jupyter-widgets/html-manager/dist"  # where the renderer looks for them (site/require-config.js)
+    fonts.mkdir(parents=True)
+    for font in (NODE_MODULES / "@jupyter-widgets/html-manager/dist").iterdir():
+        if font.suffix in FONT_SUFFIXES:
+            shutil.copy2(font, fonts / font.name)
+    for name in ("course.css", "require-config.js", "mathjax-hub.js"):
+        shutil.copy2(SITE / name, target / name)
+
+
+def load_factory(spec: str):
+    """The function named by ``"package.module:function"``."""
+    if not isinstance(spec, str) or spec.count(":") != 1:
+        raise ValueError(f"live_plot factory must be 'module:function', got {spec!r}")
+    module, name = spec.split(":")
+    factory = getattr(importlib.import_module(module), name, None)
+    if not callable(factory):
+        raise ValueError(f"live_plot factory {spec!r} names no function")
+    return factory
+
+
+def static_widget_state(live_plot: dict) -> tuple[str, dict]:
+    """The model id of the static widget of a ``live_plot`` cell and the state of every model it
+    needs (ipywidgets' own embedding: pictures travel as base64 buffers)."""
+    from ipywidgets import embed, widget
+    from ipywidgets.widgets.widget_link import Link
+
+    if not isinstance(live_plot, dict) or "factory" not in live_plot:
+        raise ValueError(f"live_plot metadata must be a dict with a 'factory', got {live_plot!r}")
+    plot = load_factory(live_plot["factory"])(**live_plot.get("kwargs", {}))
+    static = plot.static_widget()
+    state = embed.dependency_state([static], drop_defaults=True)
+    # jslinks are widgets of their own that nothing in the tree refers to: add the ones between its models.
+    links = [link for link in list(widget._instances.values()) if isinstance(link, Link)
+             and link.source[0].model_id in state and link.target[0].model_id in state]
+    state.update(embed.dependency_state(links, drop_defaults=True))
+    return static.model_id, state
+
+
+def _references(entry: dict) -> set[str]:
+    return set(MODEL_REFERENCE.findall(json.dumps(entry.get("state", {}))))
+
+
+def _reachable(state: dict, roots: set[str]) -> set[str]:
+    """The models the shown widget views need: their trees, and the links between their models."""
+    seen, todo = set(), list(roots)
+    while todo:
+        while todo:
+            model = todo.pop()
+            if model in seen or model not in state:
+                continue
+            seen.add(model)
+            todo += _references(state[model])
+        todo = [model for model, entry in state.items() if model not in seen
+                and entry.get("model_name") in LINK_MODELS and _references(entry) <= seen]
+    return seen
+
+
+def _views(notebook) -> set[str]:
+    return {output["data"][WIDGET_VIEW]["model_id"] for cell in notebook.cells if cell.cell_type == "code"
+            for output in cell.get("outputs", []) if WIDGET_VIEW in output.get("data", {})}
+
+
+def _still_picture(state: dict, root: str) -> bool:
+    """Turn a stored live plot (a ``utils.widgets.LivePlot`` saved in its default state, in a cell
+    without ``live_plot`` metadata) into its picture and text alone, the picture titled with
+    that text: on a page without a kernel its controls would move while the picture stayed."""
+    entry = state.get(root, {})
+    if "liveplot" not in entry.get("state", {}).get("_dom_classes", ()):
+        return False
+    children = [child.removeprefix("IPY_MODEL_") for child in entry["state"].get("children", ())]
+    kept = {state[child]["model_name"]: child for child in children if child in state
+            and (state[child]["model_name"] == "ImageModel"
+                 or "liveplot-caption" in state[child]["state"].get("_dom_classes", ()))}
+    if "ImageModel" not in kept:
+        return False
+    caption = state[kept["HTMLModel"]]["state"].get("value", "") if "HTMLModel" in kept else ""
+    text = html.unescape(re.sub(r"<[^>]+>", "", caption)).strip()
+    state[kept["ImageModel"]]["state"]["tooltip"] = text or "the stored picture of this plot's first setting"
+    entry["state"]["children"] = [f"IPY_MODEL_{child}" for child in children if child in kept.values()]
+    return True
+
+
+def _link_line(name: str, student: str) -> str:
+    binder, colab = (re.findall(r"\((https://[^)\s]+)\)", badge)[-1]  # a badge is [![name](image)](link)
+                     for badge in (notebook_header.binder_badge(name), notebook_header.colab_badge(name)))
+    return (f"[Launch on Binder]({binder}) · [Open in Colab]({colab}) · "
+            f"<a href=\"../downloads/notebooks/{name}\" download>Download this notebook</a> · "
+            f"<a href=\"../downloads/{student}/{name}\" download>Download its student edition</a>")
+
+
+def site_notebook(notebook, name: str):
+    """The working copy of one notebook for the site (see the module docstring)."""
+    notebook = copy.deepcopy(notebook)
+    metadata = notebook.metadata.setdefault("widgets", {}).setdefault(
+        WIDGET_STATE, {"version_major": 2, "version_minor": 0, "state": {}})
+    state = metadata.setdefault("state", {})
+    static = 0
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown" and notebook_header.BINDER_BADGE.search(cell.source):
+            cell.source = "\n".join(_link_line(name, "student") if "mybinder.org" in line or "colab" in line else line
+                                    for line in cell.source.split("\n"))
+        if cell.cell_type != "code":
+            continue
+        if "live_plot" not in cell.metadata:
+            for output in cell.outputs:
+                view = output.get("data", {}).get(WIDGET_VIEW)
+                if view and _still_picture(state, view["model_id"]):
+                    print(f"{name}: a live plot without live_plot metadata shows its stored picture only",
+                          file=sys.stderr)
+            continue
+        model_id, models = static_widget_state(cell.metadata["live_plot"])
+        state.update(models)
+        view = {"model_id": model_id, "version_major": 2, "version_minor": 0}
+        shown = [output for output in cell.outputs if WIDGET_VIEW in output.get("data", {})]
+        if shown:
+            shown[0]["data"] = {WIDGET_VIEW: view, "text/plain": "a static widget"}
+            cell.outputs = [output for output in cell.outputs if output is shown[0] or WIDGET_VIEW not in output.get("data", {})]
+        else:
+            cell.outputs.append(nbformat.v4.new_output("display_data", data={WIDGET_VIEW: view, "text/plain": "a static widget"}))
+        static += 1
+    keep = _reachable(state, _views(notebook))
+    metadata["state"] = {model: state[model] for model in keep}
+    for entry in metadata["state"].values():
+        # The renderer reads a widget's description before showing its tooltip as the title and
+        # fails on widgets that have none, such as Image (ipywidgets PR #3921, unmerged).
+        if entry["state"].get("tooltip") and "description" not in entry["state"]:
+            entry["state"]["description"] = ""
+    if not metadata["state"]:
+        del notebook.metadata["widgets"]
+    notebook.metadata["course_site"] = {"static_widgets": static}
+    return notebook
+
+
+def write_sources(notebooks: Path, work: Path = WORK) -> dict:
+    """build/site-source/: the pages of site/, the README they include, the notebooks'
+    working copies, and the downloads (each notebook as committed, and its student edition)."""
+    if work.exists():
+        shutil.rmtree(work)
+    (work / "notebooks").mkdir(parents=True)
+    for page in SITE.glob("*.md"):
+        shutil.copy2(page, work / page.name)
+    shutil.copy2(ROOT / "README.md", work / "README.md")
+    shutil.copytree(ROOT / "docs", work / "docs")
+    downloads = work / "downloads"
+    build_student_edition.build(downloads / "student-edition", notebooks)
+    shutil.copytree(notebooks, downloads / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    student = downloads / "student"
+    shutil.copytree(downloads / "student-edition" / "notebooks", student)
+    shutil.rmtree(downloads / "student-edition")
+    counts = {}
+    for path in sorted(notebooks.glob(NOTEBOOK_GLOB)):
+        copy_ = site_notebook(nbformat.read(path, as_version=4), path.name)
+        counts[path.name] = copy_.metadata["course_site"]["static_widgets"]
+        nbformat.write(copy_, work / "notebooks" / path.name)
+    return counts
+
+
+def build(out: Path = DEFAULT_OUT, notebooks: Path = ROOT / "notebooks", work: Path = WORK) -> dict:
+    """Build the site into ``out``; returns the build's seconds and sizes."""
+    started = time.perf_counter()
+    out, notebooks, work = Path(out).resolve(), Path(notebooks).resolve(), Path(work).resolve()
+    if out in (ROOT, notebooks, SITE) or out in ROOT.parents:
+        raise ValueError(f"out must be a folder of its own, not {out}")
+    npm_ci()
+    assets = work.parent / (work.name + "-assets")
+    copy_assets(assets)
+    counts = write_sources(notebooks, work)
+    if out.exists():
+        shutil.rmtree(out)
+    command = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", "2", "-c", str(SITE),
+               str(work), str(out)]
+    environment = {**os.environ, "COURSE_SITE_ASSETS": str(assets)}
+    subprocess.run(command, check=True, env=environment)
+    shutil.copytree(work / "downloads", out / "downloads")
+    sizes = {page.relative_to(out).as_posix(): page.stat().st_size for page in out.rglob("*.html")}
+    total = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    return {"seconds": time.perf_counter() - started, "bytes": total, "pages": sizes, "static_widgets": counts}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where to build (default {DEFAULT_OUT})")
+    parser.add_argument("--notebooks", type=Path, default=ROOT / "notebooks", help="the notebooks to publish")
+    parser.add_argument("--work", type=Path, default=WORK, help=f"working copy of the sources (default {WORK})")
+    args = parser.parse_args(argv)
+    report = build(args.out, args.notebooks, args.work)
+    largest = max(report["pages"].items(), key=lambda item: item[1])
+    print(f"site: {len(report['pages'])} pages, {sum(report['static_widgets'].values())} static widgets, "
+          f"{report['bytes'] / 1e6:.1f} MB in all (largest page {largest[0]}, {largest[1] / 1e6:.1f} MB), "
+          f"built in {report['seconds']:.0f} s: open {args.out.resolve() / 'index.html'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""Sphinx configuration of the course site (built by scripts/build_site.py, which writes the
+pages and the notebooks' working copies into build/site-source/ and the scripts and fonts
+taken from site/node_modules into build/site-assets/; see README, "The course as a website").
+
+Nothing on a page is fetched from outside the site: RequireJS, the widget renderer and
+MathJax are served from _static (the defaults load them from CDNs)."""
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # autodoc imports utils from this checkout
+
+project = "Residual connections, interactively"
+author = "the course's contributors"
+copyright = "2026, " + author
+extensions = ["myst_nb", "sphinx.ext.autodoc"]
+exclude_patterns = ["README.md", "downloads/**", "_build", "**.ipynb_checkpoints"]
+suppress_warnings = ["myst.header"]  # the README's sections start at level 2 inside included pages
+
+# The stored notebooks are the content: never execute them here (the tests do, elsewhere).
+nb_execution_mode = "off"
+nb_merge_streams = True
+myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_heading_anchors = 3
+
+# Served from the site itself (build/site-assets, copied from the npm packages of site/package.json).
+html_static_path = [os.environ.get("COURSE_SITE_ASSETS", str(ROOT / "build" / "site-assets"))]
+html_css_files = ["course.css"]
+nb_ipywidgets_js = {"require.min.js": {}, "require-config.js": {}, "mathjax-hub.js": {}, "embed-amd.js": {}}
+mathjax_path = "mathjax/tex-chtml.js"
+
+templates_path = ["_templates"]  # the search button with an accessible name that matches its words
+html_theme = "sphinx_book_theme"
+html_title = project
+html_favicon = "favicon.svg"  # else browsers ask for /favicon.ico, which the site does not have
+html_last_updated_fmt = None
+html_theme_options = {
+    "repository_url": "https://github.com/residual-course/residual-connections",
+    "repository_branch": "main",
+    "use_repository_button": True,
+    "use_download_button": False,  # each notebook page links its own notebook and student edition
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+}
+html_show_sourcelink = False
+html_copy_source = False
+
+autodoc_member_order = "bysource"
+autodoc_typehints = "description"
+autodoc_default_options = {"members": True, "undoc-members": False}
+
+
+def _literal_bars(app, what, name, obj, options, lines):
+    """The docstrings are plain text for learners, where |x| is an absolute value, not a
+    reStructuredText substitution."""
+    lines[:] = ["``".join(part if inside % 2 else part.replace("|", "\\|")  # not inside ``code``
+                          for inside, part in enumerate(line.split("``"))) for line in lines]
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _literal_bars)

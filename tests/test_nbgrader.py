@@ -1,0 +1,116 @@
+"""make nbgrader: the nbgrader course written from the teacher edition. Fast: its cells carry
+the right nbgrader metadata and a check becomes an assertion on the verdict. Slow, for every
+notebook: nbgrader's generate_assignment accepts it, and autograde gives the teacher edition
+full marks on the code exercises and the released (unedited student) version zero."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import build_nbgrader  # noqa: E402
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NBGRADER = Path(sys.executable).parent / "nbgrader"
+
+
+def test_a_check_becomes_an_assertion_on_its_verdict():
+    source = build_nbgrader.graded_check("x = 1\nex.thing.check(\n    thing)")
+    assert source.splitlines() == ["x = 1", "verdict = ex.thing.check(", "    thing)", "print(verdict)",
+                                   'assert verdict.passed, "the check above did not say ✓"']
+
+
+def test_a_check_cell_must_end_with_the_call():
+    with pytest.raises(ValueError, match="must end with the check"):
+        build_nbgrader.graded_check("verdict = ex.thing.check(thing)")
+
+
+def test_the_assertion_follows_the_checker():
+    """The course's Feedback: a passed verdict satisfies the assertion, a failed one does not."""
+    from utils.exercises.core import Exercise
+
+    exercise = Exercise("Exercise 0.1: double", lambda f: "ok" if f(2) == 4 else (_ for _ in ()).throw(ValueError()),
+                        ["hint"])
+    code = build_nbgrader.graded_check("ex.check(answer)")
+    exec(code, {"ex": exercise, "answer": lambda x: 2 * x})
+    with pytest.raises(AssertionError, match="did not say ✓"):
+        exec(code, {"ex": exercise, "answer": lambda x: x})
+
+
+def test_cells_get_nbgrader_metadata():
+    notebook = nbformat.read(NOTEBOOKS[1], as_version=4)
+    graded = build_nbgrader.nbgrader_notebook(notebook, "01")
+    kinds = {}
+    for cell in graded.cells:
+        meta = cell.metadata.get("nbgrader")
+        if meta:
+            kinds.setdefault(meta["grade_id"].split("_")[1], []).append((meta, cell))
+    assert len(kinds["solution"]) == len(kinds["check"]) >= 1 and kinds["answer"]
+    for meta, cell in kinds["solution"]:
+        assert meta["solution"] and not meta["grade"] and cell.outputs == []
+    for meta, cell in kinds["check"]:
+        assert meta["grade"] and meta["locked"] and meta["points"] == 1 and "assert verdict.passed" in cell.source
+    for meta, cell in kinds["answer"]:
+        assert cell.cell_type == "markdown" and meta["solution"] and meta["grade"] and meta["points"] >= 1
+    ids = [cell.metadata["nbgrader"]["grade_id"] for cell in graded.cells if "nbgrader" in cell.metadata]
+    assert len(ids) == len(set(ids))
+    assert "nbgrader" not in notebook.cells[0].metadata  # the original is left alone
+
+
+def _nbgrader(course: Path, *args: str) -> str:
+    env = {**os.environ, "PATH": f"{NBGRADER.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    result = subprocess.run([str(NBGRADER), *args], cwd=course, env=env, capture_output=True, text=True, timeout=1200)
+    assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    return result.stdout + result.stderr
+
+
+def _code_scores(course: Path, assignment: str, notebook: str, student: str) -> tuple[float, float]:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        submitted = gradebook.find_submission_notebook(notebook, assignment, student)
+        checks = [grade for grade in submitted.grades if "_check_" in grade.name]
+        return sum(grade.auto_score or 0 for grade in checks), sum(grade.max_score for grade in checks)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name[:2] for p in NOTEBOOKS])
+def test_nbgrader_grades_the_teacher_edition_full_and_the_student_edition_zero(tmp_path, path):
+    if not NBGRADER.is_file():
+        pytest.fail(f"nbgrader is not installed in {NBGRADER.parent}: pip install -r requirements.txt")
+    course = tmp_path / "course"
+    build_nbgrader.build(course)
+    assignment = path.stem
+    for other in (course / "source").iterdir():  # this test's notebook only
+        if other.name != assignment:
+            shutil.rmtree(other)
+    _nbgrader(course, "generate_assignment", assignment, "--force")
+    released = course / "release" / assignment / path.name
+    assert released.is_file()
+    release = nbformat.read(released, as_version=4)
+    assert "# BEGIN SOLUTION" not in nbformat.writes(release), "the released notebook still holds a solution"
+    figures = sum("image/png" in output.get("data", {}) for cell in release.cells if cell.cell_type == "code"
+                  for output in cell.outputs)
+    stored = sum("image/png" in output.get("data", {}) for cell in nbformat.read(path, as_version=4).cells
+                 if cell.cell_type == "code" and "solution" not in cell.metadata.get("tags", [])
+                 and "check" not in cell.metadata.get("tags", []) for output in cell.outputs)
+    assert figures == stored, f"{figures} of the {stored} stored figures kept in the released notebook"
+    for student, source in (("teacher", course / "source" / assignment / path.name), ("student", released)):
+        target = course / "submitted" / student / assignment / path.name
+        target.parent.mkdir(parents=True)
+        shutil.copy(source, target)
+        _nbgrader(course, "autograde", assignment, "--student", student, "--force")
+    score, maximum = _code_scores(course, assignment, path.stem, "teacher")
+    if path.name.startswith("00"):
+        assert maximum == 0  # no exercise in the introduction
+        return
+    assert maximum >= 1 and score == maximum, f"teacher edition: {score} of {maximum} on the code exercises"
+    score, maximum = _code_scores(course, assignment, path.stem, "student")
+    assert score == 0, f"unedited student edition: {score} of {maximum}, should be 0"

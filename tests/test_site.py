@@ -1,0 +1,415 @@
+"""The course as a website (scripts/build_site.py; README, "The course as a website").
+
+The fast tests check the notebooks' site metadata (alt text, hidden plumbing) and the working
+copy the builder writes for one notebook. The browser tests build the whole site once (from the
+course's notebooks plus one notebook with a small live plot built to the live-plot contract,
+tests/site_tiny_plot.py), serve it on 127.0.0.1, and open every page in headless Chromium with
+every request that leaves the site blocked: no request may fail or leave; every widget renders;
+on every static widget each control is moved and the picture and its text must become the
+ones stored for that setting; axe-core finds no critical or serious violation except those
+only an upstream fix can remove (UPSTREAM, listed in the README too), in light and dark mode.
+"""
+from __future__ import annotations
+
+import base64
+import contextlib
+import functools
+import hashlib
+import html.parser
+import http.server
+import shutil
+import sys
+import threading
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(Path(__file__).parent))  # site_tiny_plot, the factory of the test notebook
+import build_site  # noqa: E402
+from test_browser import _require_chromium as require_chromium  # noqa: E402  (skip without Chromium; fail with CI=true)
+from test_browser import lab_tools  # noqa: E402  (the Chromium set-up the browser tests share)
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob(build_site.NOTEBOOK_GLOB))
+TINY = "99_static_widget_check.ipynb"
+TINY_FACTORY = {"factory": "site_tiny_plot:tiny_plot", "kwargs": {"depth": 10}}
+PAGES = (["index.html", "teachers.html", "api.html", "genindex.html", "search.html"]
+         + [f"notebooks/{path.stem}.html" for path in NOTEBOOKS] + [f"notebooks/{Path(TINY).stem}.html"])
+PORTS = range(9600, 9700)
+AXE = ROOT / "site" / "node_modules" / "axe-core" / "axe.min.js"
+CONTROLS = {"SelectionSliderModel": "slider", "DropdownModel": "dropdown", "ToggleButtonsModel": "buttons"}
+MAX_PAGE_BYTES, MAX_SITE_BYTES = 10_000_000, 100_000_000
+# Violations only an upstream fix can remove: (axe rule, a CSS selector its nodes match, the issue).
+UPSTREAM = [
+    ("aria-input-field-name", ".noUi-handle",  # ipywidgets gives its noUiSlider handles no aria-label
+     "https://github.com/jupyter-widgets/ipywidgets/issues/2650"),
+]
+
+
+def tiny_notebook():
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell("# A static widget check\n\nA slider and a dropdown over pictures drawn in advance."),
+        nbformat.v4.new_code_cell("site_tiny_plot.tiny_plot(depth=10)", metadata={"live_plot": TINY_FACTORY}),
+    ]
+    return notebook
+
+
+def _state(notebook) -> dict:
+    return notebook.metadata["widgets"][build_site.WIDGET_STATE]["state"]
+
+
+def _id(reference: str) -> str:
+    return reference.removeprefix("IPY_MODEL_")
+
+
+class StaticWidget:
+    """One static widget as stored in a page: its controls in page order, and for any choice of
+    the controls' indices, the picture (SHA-256 of its bytes), tooltip and text on show."""
+
+    def __init__(self, state: dict, root: str):
+        self.state, self.root = state, root
+        self.links = {_id(entry["state"]["target"][0]): _id(entry["state"]["source"][0])
+                      for entry in state.values() if entry["model_name"] == "LinkModel"
+                      and entry["state"]["source"][1] == "index" and entry["state"]["target"][1] == "selected_index"}
+        self.controls = [model for model in self._walk(root) if state[model]["model_name"] in CONTROLS]
+
+    def _walk(self, model):
+        yield model
+        if self.state[model]["model_name"] != "StackModel":
+            for child in self.state[model]["state"].get("children", []):
+                yield from self._walk(_id(child))
+
+    def options(self, control) -> list[str]:
+        return list(self.state[control]["state"]["_options_labels"])
+
+    def stacks(self) -> list[str]:
+        return list(self.links)
+
+    def shown(self, indices: dict) -> tuple[str, str, str]:
+        model = next(m for m in self._walk(self.root) if self.state[m]["model_name"] == "StackModel")
+        while self.state[model]["model_name"] == "StackModel":
+            model = _id(self.state[model]["state"]["children"][indices[self.links[model]]])
+        parts = {self.state[_id(c)]["model_name"]: self.state[_id(c)] for c in self.state[model]["state"]["children"]}
+        picture = base64.b64decode(next(b["data"] for b in parts["ImageModel"]["buffers"] if b["path"] == ["value"]))
+        return hashlib.sha256(picture).hexdigest(), parts["ImageModel"]["state"]["tooltip"], _text(parts["HTMLModel"]["state"]["value"])
+
+
+def _text(markup: str) -> str:
+    parser = html.parser.HTMLParser(convert_charrefs=True)
+    words = []
+    parser.handle_data = words.append
+    parser.feed(markup)
+    return " ".join("".join(words).split())
+
+
+def _static_widgets(notebook) -> list[tuple[int, StaticWidget]]:
+    """(position among the page's widget views, widget) for each cell with live_plot metadata."""
+    found, position = [], 0
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            view = output.get("data", {}).get(build_site.WIDGET_VIEW)
+            if view:
+                if "live_plot" in cell.metadata:
+                    found.append((position, StaticWidget(_state(notebook), view["model_id"])))
+                position += 1
+    return found
+
+
+# ---- the notebooks' own site metadata ----------------------------------------------------------
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_every_figure_has_alt_text_for_nbconvert_and_myst_nb(path):
+    notebook = nbformat.read(path, as_version=4)
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code" or not any("image/png" in o.get("data", {}) for o in cell.outputs):
+            continue
+        alt = cell.metadata.get("alt", "")
+        assert len(alt.split()) >= 12, f"{path.name} cell {index}: a figure needs alt text saying what it shows, got {alt!r}"
+        assert cell.metadata.get("mystnb", {}).get("image", {}).get("alt") == alt, (
+            f"{path.name} cell {index}: mystnb.image.alt (the site's) must equal alt (nbconvert's)")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_the_colab_setup_cell_is_removed_from_the_site(path):
+    setup = [cell for cell in nbformat.read(path, as_version=4).cells if "course-setup" in cell.metadata.get("tags", [])]
+    assert setup and all("remove-cell" in cell.metadata["tags"] for cell in setup)
+
+
+# ---- the builder's working copy ----------------------------------------------------------------
+# These need the site's widget stack (ipywidgets 8: Stack, jslink state), so they run with the
+# browser tests and not in make test-versions' ipywidgets 7 environments.
+site_stack = pytest.mark.browser
+
+
+@site_stack
+def test_a_live_plot_cell_shows_its_static_widget_with_every_setting_and_link():
+    copy = build_site.site_notebook(tiny_notebook(), TINY)
+    [(position, widget)] = _static_widgets(copy)
+    assert position == 0
+    assert [widget.state[c]["model_name"] for c in widget.controls] == ["SelectionSliderModel", "DropdownModel"]
+    slider, choice = widget.controls
+    assert widget.options(slider) == ["1", "10", "100", "1000"] and widget.options(choice) == ["plain", "residual"]
+    # Every Stack is driven by one control, with one page per option of it: no control can
+    # show a setting whose picture is missing.
+    assert len(widget.stacks()) == 3
+    for stack in widget.stacks():
+        control = widget.links[stack]
+        assert len(widget.state[stack]["state"]["children"]) == len(widget.options(control))
+    pictures = {widget.shown({slider: d, choice: k}) for d in range(4) for k in range(2)}
+    assert len(pictures) == 8
+    assert widget.shown({slider: 2, choice: 0})[1:] == ("plain stack, depth 100: a bar 3 units long",) * 2
+    # The tooltip reaches the page (the renderer needs a description beside it).
+    images = [e for e in widget.state.values() if e["model_name"] == "ImageModel"]
+    assert len(images) == 8 and all(e["state"]["tooltip"] and e["state"]["description"] == "" for e in images)
+
+
+@site_stack
+def test_unused_widget_state_is_dropped_and_badges_become_links():
+    notebook = tiny_notebook()
+    notebook.cells[0].source += ("\n\n[![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/o/r/HEAD)"
+                                 " [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://x)")
+    notebook.metadata["widgets"] = {build_site.WIDGET_STATE: {"version_major": 2, "version_minor": 0, "state": {
+        "0" * 32: {"model_name": "IntSliderModel", "model_module": "@jupyter-widgets/controls",
+                   "model_module_version": "2.0.0", "state": {"value": 3}}}}}
+    copy = build_site.site_notebook(notebook, TINY)
+    assert "0" * 32 not in _state(copy)
+    header = copy.cells[0].source
+    assert "badge" not in header and "colab-badge" not in header
+    assert f'href="../downloads/notebooks/{TINY}"' in header and f'href="../downloads/student/{TINY}"' in header
+    assert "[Launch on Binder](https://mybinder.org/v2/gh/" in header and "[Open in Colab](https://colab" in header
+
+
+@site_stack
+def test_a_stored_live_plot_without_the_contract_keeps_only_its_picture_and_text():
+    import ipywidgets
+    from ipywidgets import embed
+
+    from utils.widgets import LivePlot
+
+    def draw(fig, depth):
+        fig.add_subplot().plot([0, depth])
+        return f"depth {depth}"
+
+    plot = LivePlot(draw, {"depth": ipywidgets.IntSlider(value=3, min=1, max=9)})
+    notebook = tiny_notebook()
+    notebook.cells[1] = nbformat.v4.new_code_cell("plot", outputs=[nbformat.v4.new_output(
+        "display_data", data={build_site.WIDGET_VIEW: {"model_id": plot.widget.model_id, "version_major": 2, "version_minor": 0}})])
+    notebook.metadata["widgets"] = {build_site.WIDGET_STATE: {"version_major": 2, "version_minor": 0,
+                                                              "state": embed.dependency_state([plot.widget])}}
+    state = _state(build_site.site_notebook(notebook, TINY))
+    names = sorted(entry["model_name"] for entry in state.values() if "Layout" not in entry["model_name"]
+                   and "Style" not in entry["model_name"])
+    assert names == ["HTMLModel", "ImageModel", "VBoxModel"]
+    [image] = [entry for entry in state.values() if entry["model_name"] == "ImageModel"]
+    assert image["state"]["tooltip"] == "depth 3"
+
+
+def test_a_factory_that_is_not_module_colon_function_is_a_clear_error():
+    with pytest.raises(ValueError, match="module:function"):
+        build_site.load_factory("utils.widgets.LivePlot")
+    with pytest.raises(ValueError, match="names no function"):
+        build_site.load_factory("utils.widgets:NO_SUCH_FUNCTION")
+
+
+# ---- the built site in a browser ---------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    require_chromium()
+    base = tmp_path_factory.mktemp("site")
+    notebooks = base / "notebooks"
+    notebooks.mkdir()
+    for path in NOTEBOOKS:
+        shutil.copy2(path, notebooks / path.name)
+    nbformat.write(tiny_notebook(), notebooks / TINY)
+    report = build_site.build(base / "out", notebooks, base / "source")
+    return base / "out", base / "source", report
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    handler = functools.partial(_QuietHandler, directory=str(site[0]))
+    for port in PORTS:
+        with contextlib.suppress(OSError):
+            httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+            break
+    else:
+        pytest.fail(f"no free port in {PORTS}")
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(site):
+    with lab_tools.chromium() as chromium:
+        yield chromium
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_the_site_is_small_and_has_every_page(site):
+    out, _, report = site
+    assert sorted(p for p in report["pages"] if p in PAGES) == sorted(PAGES)
+    large = {page: size for page, size in report["pages"].items() if size > MAX_PAGE_BYTES}
+    assert not large, f"pages over {MAX_PAGE_BYTES / 1e6:.0f} MB: {large}"
+    assert report["bytes"] < MAX_SITE_BYTES
+    assert report["static_widgets"][TINY] == 1
+    for path in NOTEBOOKS:
+        assert (out / "downloads" / "notebooks" / path.name).read_bytes() == path.read_bytes()
+        student = nbformat.read(out / "downloads" / "student" / path.name, as_version=4)
+        assert not any("answer" in cell.metadata.get("tags", []) for cell in student.cells)
+
+
+PAGE_STATE_JS = """async () => {
+  const areas = Array.from(document.querySelectorAll('.widget-subarea'));
+  const result = [];
+  for (const area of areas) {
+    const images = Array.from(area.querySelectorAll('img.widget-image')).filter(i => i.checkVisibility());
+    let picture = null, title = null, text = null;
+    if (images.length === 1) {
+      const bytes = await (await fetch(images[0].src)).arrayBuffer();
+      picture = Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes)))
+        .map(b => b.toString(16).padStart(2, '0')).join('');
+      title = images[0].title;
+      const caption = images[0].parentElement.querySelector('.widget-html-content');
+      text = caption ? caption.innerText.split(/\\s+/).join(' ').trim() : null;
+    }
+    const controls = Array.from(area.querySelectorAll('.widget-slider, .widget-dropdown, .widget-toggle-buttons'))
+      .map(c => c.classList.contains('widget-slider') ? c.querySelector('.widget-readout').innerText.trim()
+           : c.classList.contains('widget-dropdown') ? c.querySelector('select').selectedIndex
+           : Array.from(c.querySelectorAll('button')).findIndex(b => b.classList.contains('mod-active')));
+    result.push({images: images.length, picture, title, text, controls});
+  }
+  return result;
+}"""
+
+RENDERED_JS = """() => {
+  const views = document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length;
+  const areas = Array.from(document.querySelectorAll('.widget-subarea'));
+  return areas.length === views && areas.every(a => a.children.length > 0)
+    && (!window.MathJax || !MathJax.startup || MathJax.startup.promise !== undefined);
+}"""
+
+
+def _axe(page) -> list[dict]:
+    page.add_script_tag(path=str(AXE))
+    return page.evaluate("""async () => (await axe.run(document, {resultTypes: ['violations']})).violations
+      .filter(v => v.impact === 'critical' || v.impact === 'serious')
+      .map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.map(n => n.target.join(' '))}))""")
+
+
+def _not_upstream(page, violations) -> list[str]:
+    problems = []
+    for violation in violations:
+        for selector in UPSTREAM:
+            if selector[0] == violation["id"]:
+                own = [n for n in violation["nodes"] if not page.eval_on_selector(n, f"e => e.matches('{selector[1]}')")]
+                if own:
+                    problems.append(f"{violation['id']} ({violation['impact']}) at {own}")
+                break
+        else:
+            problems.append(f"{violation['id']} ({violation['impact']}) at {violation['nodes'][:5]}")
+    return problems
+
+
+def _move(page, area: int, kind: str, control_index: int, options: int, current: int) -> int:
+    """Move control ``control_index`` of widget area ``area`` once; return its new index."""
+    control = page.locator(".widget-subarea").nth(area).locator(
+        ".widget-slider, .widget-dropdown, .widget-toggle-buttons").nth(control_index)
+    if kind == "slider":
+        key = "ArrowRight" if current < options - 1 else "ArrowLeft"
+        control.locator(".noUi-handle").focus()
+        control.locator(".noUi-handle").press(key)
+        return current + (1 if key == "ArrowRight" else -1)
+    target = (current + 1) % options
+    if kind == "dropdown":
+        control.locator("select").select_option(index=target)
+    else:
+        control.locator("button").nth(target).click()
+    return target
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PAGES)
+def test_every_page_works_offline_and_accessibly(site, server, browser, name):
+    _, source, _ = site
+    context = browser.new_context(viewport={"width": 1300, "height": 900})
+    page = context.new_page()
+    outside, failed, errors = [], [], []
+
+    def route(route):
+        url = route.request.url
+        if url.startswith(server) or url.startswith(("data:", "blob:")):
+            route.continue_()
+        else:
+            outside.append(url)
+            route.abort()
+
+    page.route("**/*", route)
+    page.on("requestfailed", lambda request: failed.append(f"{request.url}: {request.failure}"))
+    page.on("response", lambda response: failed.append(f"{response.url}: HTTP {response.status}")
+            if response.status >= 400 else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(server + name, wait_until="load")
+        page.wait_for_function(RENDERED_JS, timeout=60_000)
+        if page.evaluate("!!(window.MathJax && MathJax.startup)"):
+            page.evaluate("MathJax.startup.promise")
+        assert not page.locator(".jupyter-widgets-error-widget").count(), f"{name}: a widget failed to render: {errors}"
+
+        notebook = source / "notebooks" / (Path(name).stem + ".ipynb")
+        widgets = _static_widgets(nbformat.read(notebook, as_version=4)) if notebook.exists() else []
+        for area, widget in widgets:
+            _check_static_widget(page, name, area, widget)
+
+        problems = _not_upstream(page, _axe(page))
+        page.evaluate("document.documentElement.dataset.theme = 'dark'")
+        problems += [f"dark mode: {p}" for p in _not_upstream(page, _axe(page))]
+        assert not problems, f"{name}: axe-core found\n" + "\n".join(problems)
+        page.wait_for_load_state("networkidle")
+        assert not outside, f"{name} asked for something outside the site: {outside}"
+        assert not failed, f"{name}: failed requests: {failed}"
+        assert not errors, f"{name}: errors in the page: {errors}"
+    finally:
+        context.close()
+
+
+def _check_static_widget(page, name, area, widget) -> None:
+    def shown():
+        return page.evaluate(PAGE_STATE_JS)[area]
+
+    state = shown()
+    indices = {}
+    for control, value in zip(widget.controls, state["controls"]):
+        indices[control] = widget.options(control).index(value) if isinstance(value, str) else value
+    assert state["images"] == 1, f"{name}: static widget {area} shows {state['images']} pictures"
+    assert (state["picture"], state["title"], state["text"]) == widget.shown(indices)
+    for number, control in enumerate(widget.controls):
+        kind = CONTROLS[widget.state[control]["model_name"]]
+        options = len(widget.options(control))
+        for _ in range(min(3, options - 1)):
+            before = state["picture"]
+            indices[control] = _move(page, area, kind, number, options, indices[control])
+            expected = widget.shown(indices)
+            page.wait_for_function(
+                """([area, title]) => { const a = document.querySelectorAll('.widget-subarea')[area];
+                     return Array.from(a.querySelectorAll('img.widget-image')).some(i => i.checkVisibility() && i.title === title); }""",
+                arg=[area, expected[1]], timeout=10_000)
+            state = shown()
+            assert state["picture"] != before, f"{name}: moving {kind} {number} left the picture as it was"
+            assert (state["picture"], state["title"], state["text"]) == expected, (
+                f"{name}: static widget {area}, {kind} {number} at option {indices[control]}: the page shows "
+                f"{state['title']!r} / {state['text']!r}, the stored setting is {expected[1]!r} / {expected[2]!r}")
