@@ -43,9 +43,10 @@ test-versions:
 test-backends: $(STAMP)
 	$(BIN)/python scripts/backend_matrix.py
 
-# Refresh the committed screenshots (README, docs/) from the browser test's latest run.
+# Refresh the committed screenshots (README, docs/) from the browser tests' latest run (JupyterLab's
+# notebooks and the site's notebook 07 with its static widget's controls moved).
 screenshots: $(STAMP)
-	CI=true $(BIN)/python -m pytest -n 2 -p no:cacheprovider -m browser tests/test_browser.py
+	CI=true $(BIN)/python -m pytest -n 2 -p no:cacheprovider -m browser tests/test_browser.py tests/test_site.py
 	cp build/screenshots/*.png docs/screenshots/
 
 execute: $(STAMP)

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(Path(__file__).parent))  # site_tiny_plot, the factory of the test notebook
 import build_site  # noqa: E402
 from test_browser import _require_chromium as require_chromium  # noqa: E402  (skip without Chromium; fail with CI=true)
-from test_browser import lab_tools  # noqa: E402  (the Chromium set-up the browser tests share)
+from test_browser import SCREENSHOTS, lab_tools  # noqa: E402  (the Chromium set-up the browser tests share)
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob(build_site.NOTEBOOK_GLOB))
 TINY = "99_static_widget_check.ipynb"
@@ -374,6 +374,11 @@ def test_every_page_works_offline_and_accessibly(site, server, browser, name):
         widgets = _static_widgets(nbformat.read(notebook, as_version=4)) if notebook.exists() else []
         for area, widget in widgets:
             _check_static_widget(page, name, area, widget)
+        if widgets and name.startswith("notebooks/07_"):
+            # README's picture of a static page after its controls were moved (make screenshots).
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            page.locator(".widget-subarea").first.scroll_into_view_if_needed()
+            page.screenshot(path=str(SCREENSHOTS / "site_07_static_widget.png"))
 
         problems = _not_upstream(page, _axe(page))
         page.evaluate("document.documentElement.dataset.theme = 'dark'")
