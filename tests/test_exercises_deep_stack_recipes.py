@@ -47,6 +47,15 @@ CASES = [
         ("model-passed", "import torch\nfrom utils import recipes\nfixup = recipes.build_deep_mlp(6, 'default')\n",
          "Pass the function itself"),
         ("in-place", _fixup(_FC1.format(factor="L ** -0.5") + _FC2 + _HEAD, copy=False), "changed the model it was given"),
+        ("frozen-head", _fixup(_FC1.format(factor="L ** -0.5") + _FC2 + _HEAD
+                               + "        new.head.weight.requires_grad_(False)\n"), "does not require a gradient"),
+        ("shared-fc2", _fixup(_FC1.format(factor="L ** -0.5") + _HEAD
+                              + "        shared = torch.nn.Parameter(torch.zeros_like(new.blocks[0].fc2.weight))\n"
+                              + "        for b in new.blocks:\n            b.fc2.weight = shared\n"),
+         "share one weight tensor"),
+        ("double", _fixup(_FC1.format(factor="L ** -0.5") + _FC2 + _HEAD + "    new = new.double()\n"),
+         "not their type"),
+        ("one-more-branch", _fixup(_FC1.format(factor="(L + 1) ** -0.5") + _FC2 + _HEAD), "not one more"),
     ]),
     ExerciseCases(ex.scaled_stream, NOTEBOOK, "scaled_stream", wrong=[
         ("one-over-L", _stream("h + f(h) / L"), "by 1/L"),

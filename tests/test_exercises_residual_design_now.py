@@ -27,6 +27,11 @@ CASES = [
          "        matrix /= matrix.sum(dim=1, keepdim=True)\n        matrix /= matrix.sum(dim=0, keepdim=True)\n"
          "    return matrix\n", "in place"),
         ("returns-None", "def sinkhorn(matrix, iterations):\n    out = matrix / matrix.sum()\n", "forget `return`"),
+        ("detached-sums", _sinkhorn(_LOOP + _ROWS.replace("keepdim=True)", "keepdim=True).detach()") + _COLS),
+         "cut from autograd's graph"),
+        ("numpy-detour", "def sinkhorn(matrix, iterations):\n    out = matrix.detach().numpy()\n" + _LOOP
+         + "        out = out / out.sum(axis=1, keepdims=True)\n        out = out / out.sum(axis=0, keepdims=True)\n"
+         + "    return torch.from_numpy(out)\n", "no gradient reaches the matrix"),
     ]),
     ExerciseCases(ex.looks_linear, NOTEBOOK, "looks_linear", wrong=[
         ("repeated", "def looks_linear(u):\n    return torch.cat([u, u], dim=1)\n", "[U, U]"),
@@ -34,6 +39,7 @@ CASES = [
         ("stacked", "def looks_linear(u):\n    return torch.cat([u, -u], dim=0)\n", "on top of each other"),
         ("unchanged", "def looks_linear(u):\n    return u\n", "returned U itself"),
         ("result-passed", "import torch\nlooks_linear = torch.ones(2, 4)\n", "instead of a function"),
+        ("detached", "def looks_linear(u):\n    return torch.cat([u, -u], dim=1).detach()\n", "no gradient reaches U"),
     ]),
 ]
 

@@ -47,6 +47,33 @@ def _fc1_factor(model, got) -> float | None:
     return factor if np.allclose(after, factor * before, rtol=1e-6, atol=1e-9) else None
 
 
+def _why_factor(factor: float, L: int) -> str:
+    """What a wrong fc1 factor most likely came from, in words."""
+    if math.isclose(factor, 1 / (2 * L), rel_tol=1e-6):
+        return "Mind the brackets: L ** -1/2 means (L ** -1) / 2."
+    if math.isclose(factor, (L + 1) ** -0.5, rel_tol=1e-6):
+        return "L is the number of branches, len(model.blocks), not one more."
+    return "Check the exponent and what L counts (the number of branches, len(model.blocks))."
+
+
+def _check_trainable_copy(model, got, shown) -> None:
+    """Fixup changes only where training starts: the copy must still train, like the model given."""
+    given = dict(model.named_parameters())
+    returned = list(got.named_parameters(remove_duplicate=False))
+    for name, parameter in returned:
+        if name in given and parameter.dtype != given[name].dtype:
+            raise Mistake(f"for {shown}, `{name}` of the model you returned is {parameter.dtype}, the model "
+                          f"you were given has {given[name].dtype}: change the weights' values, not their type.")
+        if not parameter.requires_grad:
+            raise Mistake(f"for {shown}, `{name}` of the model you returned does not require a gradient, so "
+                          "training could never change it. Fixup chooses where training starts; every weight "
+                          "must stay a trainable parameter (change it in place under torch.no_grad()).")
+    if len({id(parameter) for _, parameter in returned}) < len(returned):
+        raise Mistake(f"for {shown}, several layers of the model you returned share one weight tensor, so "
+                      "training would move them together. Give each layer its own weights (change each one "
+                      "in place).")
+
+
 def _check_fixup(answer) -> str:
     answer = require_function(answer, "fixup", 1)
     for depth, seed in ((20, 1), (56, 0), (6, 2)):
@@ -71,6 +98,7 @@ def _check_fixup(answer) -> str:
         if missing:
             raise Mistake(f"the model `fixup` returned has no {missing[0]}: change the weights of a copy, "
                           "do not rebuild the layers.")
+        _check_trainable_copy(model, got, shown)
         zero = lambda w: torch.zeros_like(w)
         inner = L ** -0.5
         want = _weights(_variant(model, fc1=lambda w: w * inner, fc2=zero, head=zero), keys)
@@ -102,9 +130,9 @@ def _check_fixup(answer) -> str:
         except Mistake as mistake:
             factor = _fc1_factor(model, got)
             if "gives wrong values" in str(mistake) and factor is not None and not math.isclose(factor, inner):
-                raise Mistake(f"for {shown}: your inner layers (fc1) are scaled by {factor:.3g}. Fixup's factor is "
-                              "L^(-1/(2m-2)) with m = 2, that is L ** -0.5 (mind the brackets: L ** -1/2 means "
-                              "(L ** -1) / 2).") from None
+                raise Mistake(f"for {shown}: your inner layers (fc1) are scaled by {factor:.3g}; Fixup's factor is "
+                              f"L^(-1/(2m-2)) with m = 2, that is L ** -0.5 = {inner:.3g}. "
+                              + _why_factor(factor, L)) from None
             raise
         for name, value in got.state_dict().items():
             if name.endswith("gain") and float(value) != 1.0:

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import torch
 
-from utils.exercises.core import Exercise, Mistake, call, expect_close, require_function, show_input
+from utils.exercises.core import (Exercise, Mistake, call, expect_close, expect_gradients, require_function,
+                                  show_input)
+
+MATRIX_WHY = ("In hyper-connections the mixing matrix is computed from learned numbers: Sinkhorn's "
+              "normalisation must pass their gradient on, or the mixing could never learn.")
+U_WHY = ("Built from U with tensor operations, the weight passes U's gradient on to both of its halves, so "
+         "it can also be used where U itself is learned.")
 
 
 def _positive(rows: int, seed: int) -> torch.Tensor:
@@ -53,6 +59,10 @@ def _check_sinkhorn(answer) -> str:
         mistakes.append((_normalise(matrix, iterations - 1),
                          "you ran one iteration too few: loop exactly `iterations` times."))
         expect_close(got, want, name="sinkhorn", shown=shown, mistakes=mistakes, rtol=1e-9, atol=1e-12)
+        leaf = matrix.clone().requires_grad_()
+        with torch.enable_grad():
+            got, want = call(answer, leaf, iterations, name="sinkhorn", shown=shown, copies=False), _normalise(leaf, iterations)
+        expect_gradients(got, want, {"the matrix": (leaf, MATRIX_WHY)}, name="sinkhorn", shown=shown)
     return ("rows then columns divided by their sums, `iterations` times, on 2x2 to 4x4 matrices; with 20 "
             "iterations every row and column sums to 1.")
 
@@ -92,6 +102,10 @@ def _check_looks_linear(answer) -> str:
             (u, "you returned U itself; the layer after CReLU reads twice as many numbers, [U, -U]."),
         ]
         expect_close(got, want, name="looks_linear", shown=shown, mistakes=mistakes, rtol=1e-12, atol=1e-12)
+        leaf = u.clone().requires_grad_()
+        with torch.enable_grad():
+            got, want = call(answer, leaf, name="looks_linear", shown=shown, copies=False), torch.cat([leaf, -leaf], dim=1)
+        expect_gradients(got, want, {"U": (leaf, U_WHY)}, name="looks_linear", shown=shown)
         x = torch.randn(6, cols, generator=generator, dtype=torch.float64)
         if not torch.allclose(_crelu(x) @ torch.as_tensor(got, dtype=torch.float64).T, x @ u.T):
             raise Mistake(f"for {shown}: your weight applied to crelu(x) does not give U x.")
