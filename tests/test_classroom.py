@@ -41,6 +41,9 @@ def gigabytes(text: str) -> float:
     return float(number) * {"K": 2**-20, "M": 2**-10, "G": 1, "T": 2**10}[unit]
 
 
+# Needs jupyter_server (JupyterLab's), which make test-versions' environments leave out: marked
+# slow, so it runs in make test and not there.
+@pytest.mark.slow
 def test_binder_server_caps_and_culls_kernels():
     config = load(BINDER_CONFIG)
     manager = config.ServerApp.kernel_manager_class
@@ -58,6 +61,9 @@ def test_binder_postbuild_installs_the_settings_outside_home():
         assert f"binder/{name}" in post_build and (ROOT / "binder" / name).is_file()
 
 
+# Needs jupyter_server (JupyterLab's), which make test-versions' environments leave out: marked
+# slow, so it runs in make test and not there.
+@pytest.mark.slow
 def test_the_kernel_manager_shuts_down_the_longest_idle_kernel_to_make_room(tmp_path):
     """Three kernels allowed; a fourth start shuts down the one idle longest."""
     from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager  # noqa: F401
