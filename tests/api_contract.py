@@ -18,7 +18,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
-import signal
 import time
 from contextlib import contextmanager
 
@@ -27,6 +26,8 @@ import numpy as np
 # lands inside that import leaves a half-initialised sympy in sys.modules, and every later torch
 # call in the worker then fails (seen under heavy load). Imported whole here, before any alarm.
 import sympy  # noqa: F401
+
+from utils.exercises import core
 
 # The kinds of bad value, each with the value tried every time (the test's Hypothesis
 # strategies in test_api_contract.py draw further values of each kind).
@@ -494,19 +495,15 @@ class TookTooLong(Exception):
 @contextmanager
 def time_limit(seconds: float = TIME_LIMIT):
     """Interrupt the block after ``seconds`` (a hang becomes a test failure, not a stuck
-    test run) and fail it if it took longer even where it could not be interrupted (one
-    long call inside torch or NumPy only returns to Python when it is done)."""
-    def interrupt(_signum, _frame):
-        raise TookTooLong(f"still running after {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, interrupt)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    test run) with the checkers' own SIGALRM limit, and fail it if it took longer even where it
+    could not be interrupted (one long call inside torch or NumPy only returns to Python when
+    it is done)."""
     start = time.perf_counter()
     try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        with core._time_limit(seconds):
+            yield
+    except core._TimeUp:
+        raise TookTooLong(f"still running after {seconds} s") from None
     elapsed = time.perf_counter() - start
     if elapsed > seconds:
         raise TookTooLong(f"took {elapsed:.1f} s, more than {seconds} s")

@@ -73,6 +73,15 @@ def _call_text(name: str, parameter: str, value) -> str:
     return f"{name}({parameter}={describe(value)})"
 
 
+def test_the_time_limit_stops_a_hang_and_lets_a_quick_call_through():
+    with pytest.raises(contract.TookTooLong, match="still running after 0.2 s"):
+        with contract.time_limit(0.2):
+            while True:
+                pass
+    with contract.time_limit(5.0):
+        assert sum(range(10)) == 45
+
+
 def test_the_contract_names_only_what_exists():
     assert len(CALLABLES) > 50, "the walk over utils found too few functions"
     for name in list(contract.VALID) + list(contract.ACCEPTS):
