@@ -29,19 +29,22 @@ $(STAMP): requirements.txt pyproject.toml
 lab: $(STAMP)
 	$(BIN)/jupyter lab --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/00_start_here.ipynb
 
+# One torch and BLAS thread, as the stored outputs were made: the variables utils/threads.py
+# lists (conftest.py sets the same when pytest runs without make). Expanded when a recipe runs.
+ONE_THREAD = $(shell $(BIN)/python -c 'from utils.threads import LIBRARY_VARIABLES as v; print(*(f"{n}=1" for n in v))')
+
 test: $(STAMP) $(NPM_STAMP)
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
-	$(BIN)/python -m pytest -n 2 --nbval -p no:cacheprovider
+	$(ONE_THREAD) $(BIN)/python -m pytest -n 2 --nbval -p no:cacheprovider
 
 # The tests under other library versions (Colab's ipywidgets 7, the oldest and the newest
 # supported), each in its own venv under build/versions/; ENVS="oldest" runs just that one.
 test-versions:
-	$(PYTHON) scripts/test_versions.py $(ENVS)
+	$(PYTHON) -m scripts.test_versions $(ENVS)
 
 # The unit tests and nbval again under other numeric backends and thread counts
 # (scripts/backend_matrix.py): the stored outputs must hold on any CPU.
 test-backends: $(STAMP)
-	$(BIN)/python scripts/backend_matrix.py
+	$(BIN)/python -m scripts.backend_matrix
 
 # Refresh the committed screenshots (README, docs/) from the browser tests' latest run (JupyterLab's
 # notebooks and the site's notebook 07 with its static widget's controls moved).
@@ -50,26 +53,26 @@ screenshots: $(STAMP)
 	cp build/screenshots/*.png docs/screenshots/
 
 execute: $(STAMP)
-	$(BIN)/python scripts/execute_notebooks.py $(NOTEBOOKS)
+	$(BIN)/python -m scripts.execute_notebooks $(NOTEBOOKS)
 
 benchmark: $(STAMP) classroom/node_modules/.package-lock.json
-	$(BIN)/python benchmarks/run.py
+	$(BIN)/python -m benchmarks.run
 
 # The student edition (solutions replaced by stubs, answer cells removed) in build/student/,
 # which git ignores: zip that folder to hand it out (see README, "For teachers").
 student: $(STAMP)
-	$(BIN)/python scripts/build_student_edition.py
+	$(BIN)/python -m scripts.build_student_edition
 
 # One line per exercise: does the reference pass, and what each recorded wrong answer is told.
 exercises-report: $(STAMP)
-	$(BIN)/python scripts/exercises_report.py
-	$(BIN)/python scripts/exercise_mutants.py
+	$(BIN)/python -m scripts.exercises_report
+	$(BIN)/python -m scripts.exercise_mutants
 
 # An nbgrader course in build/nbgrader/: one assignment per notebook, solutions as solution
 # cells, each check an autograded test, homework answers graded by hand; then nbgrader's
 # generate_assignment writes the students' versions into build/nbgrader/release/.
 nbgrader: $(STAMP)
-	$(BIN)/python scripts/build_nbgrader.py
+	$(BIN)/python -m scripts.build_nbgrader
 	cd build/nbgrader && for source in source/*/; do \
 	  PATH="$(CURDIR)/$(BIN):$$PATH" $(CURDIR)/$(BIN)/nbgrader generate_assignment "$$(basename $$source)" --force || exit 1; \
 	done
@@ -82,7 +85,7 @@ classroom/node_modules/.package-lock.json: classroom/package.json classroom/pack
 # teachers"): the student edition is committed to build/classroom/student-edition.git, and
 # each student who logs in at http://127.0.0.1:$(CLASSROOM_PORT) gets a copy (nbgitpuller).
 classroom: $(STAMP) classroom/node_modules/.package-lock.json
-	$(BIN)/python scripts/publish_student_edition.py
+	$(BIN)/python -m scripts.publish_student_edition
 	CLASSROOM_PORT=$(CLASSROOM_PORT) PATH="$(CURDIR)/$(BIN):$$PATH" \
 	$(BIN)/jupyterhub -f classroom/jupyterhub_config.py
 
@@ -95,4 +98,4 @@ $(NPM_STAMP): site/package-lock.json
 # The course as a website, from the stored notebooks (nothing is executed), in build/site/:
 # open build/site/index.html. See README, "The course as a website".
 site: $(STAMP) $(NPM_STAMP)
-	$(BIN)/python scripts/build_site.py
+	$(BIN)/python -m scripts.build_site

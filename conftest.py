@@ -8,12 +8,8 @@ their last printed digit unless the cell declares its own rule (so a stored outp
 on any CPU, numeric backend and thread count). tests/test_notebooks_saved.py checks that
 every notebook was saved with its outputs.
 """
-import os
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
-import output_tolerance  # noqa: E402  (lives beside the tests it serves)
+from tests import output_tolerance
+from utils.threads import fit_cpu_share
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -103,8 +99,8 @@ def pytest_configure(config):
     if config.pluginmanager.hasplugin("nbval"):
         _compare_numbers_within_tolerance()
     # Notebooks and tests run with one torch thread and one BLAS thread unless told
-    # otherwise, as the stored outputs were made. Another CPU still adds in another order:
-    # outputs are compared as output_tolerance says, and scripts/backend_matrix.py checks
-    # them under other kernels, with one thread and with two.
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
+    # otherwise (OMP_NUM_THREADS), as the stored outputs were made: utils.threads sets its
+    # LIBRARY_VARIABLES for this process and the kernels it starts. Another CPU still adds in
+    # another order: outputs are compared as output_tolerance says, and
+    # scripts/backend_matrix.py checks them under other kernels, with one thread and with two.
+    fit_cpu_share()

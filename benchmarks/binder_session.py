@@ -4,9 +4,9 @@ settings (binder/jupyter_server_config.py, binder/overrides.json) in a 2 GB memo
 and headless Chromium opening notebooks 00..11 one after another in the same JupyterLab
 (earlier tabs left open, as learners leave them) and running each.
 
-    .venv/bin/python benchmarks/binder_session.py                  # into RESULTS.md
-    .venv/bin/python benchmarks/binder_session.py --plain          # without the settings
-    .venv/bin/python benchmarks/binder_session.py 00 05 08 --output /tmp/session.md
+    .venv/bin/python -m benchmarks.binder_session                  # into RESULTS.md
+    .venv/bin/python -m benchmarks.binder_session --plain          # without the settings
+    .venv/bin/python -m benchmarks.binder_session 00 05 08 --output /tmp/session.md
 
 Needs root (a cgroup v1 memory controller at /sys/fs/cgroup/memory: the server and every
 kernel it starts are charged to it, with no swap, so going over the limit kills a kernel as
@@ -25,10 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from jupyterlab import ROOT, chromium, missing_browser, run_all, running_lab, wait_for_idle_kernel  # noqa: E402
-from kernel import resolve_notebooks  # noqa: E402
-from report import MB, markdown_table, write_section  # noqa: E402
+from benchmarks.kernel import resolve_notebooks
+from benchmarks.lab_session import ROOT, chromium, missing_browser, run_all, running_lab, wait_for_idle_kernel
+from benchmarks.report import MB, markdown_table, write_section
 
 HEADING = "## A learner's session on Binder"
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"

@@ -2,8 +2,8 @@
 Chromium, from the input event (a keyboard step of a slider, a dropdown choice) until the
 new picture has decoded in the page, against a floor measured in the same run.
 
-    .venv/bin/python benchmarks/run.py --browser-only       # this part alone
-    .venv/bin/python benchmarks/browser.py 03 10 --steps 6  # some notebooks, for development
+    .venv/bin/python -m benchmarks.run --browser-only       # this part alone
+    .venv/bin/python -m benchmarks.browser 03 10 --steps 6  # some notebooks, for development
 
 The floor is a bare ipywidgets ``Image`` under a slider, redrawn with a small one-line PNG
 (60 dpi) on each step: the round trip every widget pays (the input's message to the kernel,
@@ -27,8 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import jupyterlab as lab_tools  # noqa: E402  (benchmarks/jupyterlab.py, shared with the browser test)
+from benchmarks import lab_session as lab_tools  # shared with the browser test
 
 FLOOR_NOTEBOOK = "notebooks/_browser_floor.ipynb"
 LOOK_MS = 300  # between one picture and the next move: less than a learner looks at it
@@ -183,8 +182,8 @@ def _median(values) -> float:
 def main(argv=None) -> int:
     import argparse
 
-    from report import browser_report  # noqa: E402
-    from kernel import resolve_notebooks  # noqa: E402
+    from benchmarks.kernel import resolve_notebooks
+    from benchmarks.report import browser_report
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("notebooks", nargs="*")

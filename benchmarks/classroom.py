@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """A class on one machine: the hub of classroom/ (what `make classroom` starts), measured.
 
-    .venv/bin/python benchmarks/classroom.py --trial              # one student, in Chromium
-    .venv/bin/python benchmarks/classroom.py --students 5 10 20   # the load test, into RESULTS.md
+    .venv/bin/python -m benchmarks.classroom --trial              # one student, in Chromium
+    .venv/bin/python -m benchmarks.classroom --students 5 10 20   # the load test, into RESULTS.md
 
 Both start a private hub (classroom/jupyterhub_config.py, the dummy authenticator, ports
 9710-9712 and students' servers on 9720-9799, all on 127.0.0.1) on a student edition
@@ -39,11 +39,10 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-from jupyterlab import ROOT, chromium, missing_browser, run_all, wait_for_idle_kernel  # noqa: E402
-from publish_student_edition import publish  # noqa: E402
-from report import MB, markdown_table, write_section  # noqa: E402
+from benchmarks.lab_session import ROOT, chromium, missing_browser, run_all, wait_for_idle_kernel
+from benchmarks.report import MB, markdown_table, write_section
+from scripts.publish_student_edition import publish
+from utils.threads import COURSE_THREADS, LIBRARY_VARIABLES
 
 HEADING = "## A class on one machine"
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
@@ -66,7 +65,7 @@ class Hub:
                "CLASSROOM_HUB_PORT": str(HUB_PORT), "CLASSROOM_PROXY_API_PORT": str(PROXY_API_PORT),
                "CLASSROOM_SERVER_PORTS": SERVER_PORTS, "CLASSROOM_SERVICE_TOKEN": self.token,
                "CLASSROOM_PASSWORD": PASSWORD, "PATH": f"{bin_folder}{os.pathsep}{os.environ.get('PATH', '')}"}
-        for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "COURSE_THREADS"):
+        for variable in (*LIBRARY_VARIABLES, COURSE_THREADS):
             env.pop(variable, None)  # the course's own choice, as in a real class
         self.log = state / "hub.log"
         with open(self.log, "w") as log:

@@ -2,8 +2,8 @@
 """Two notebooks at once on this machine's cores: each one's time against its time alone,
 with the course's thread choice and with the libraries' default.
 
-    .venv/bin/python benchmarks/cpu_share.py               # 10 and 11, 3 runs, into RESULTS.md
-    .venv/bin/python benchmarks/cpu_share.py 06 07 --runs 1 --output /tmp/share.md
+    .venv/bin/python -m benchmarks.cpu_share               # 10 and 11, 3 runs, into RESULTS.md
+    .venv/bin/python -m benchmarks.cpu_share 06 07 --runs 1 --output /tmp/share.md
 
 A learner with two notebooks running, or two kernels of a hub on the same cores, must not
 wait more than about twice as long as alone (issue 26 saw 58 s for 0.42 s with two OpenMP
@@ -31,9 +31,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from kernel import ROOT, THREAD_VARIABLES, resolve_notebooks  # noqa: E402
-from report import markdown_table, write_section  # noqa: E402
+from benchmarks.kernel import ROOT, resolve_notebooks
+from benchmarks.report import markdown_table, write_section
+from utils.threads import COURSE_THREADS, LIBRARY_VARIABLES
 
 HEADING = "## Two notebooks at once"
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
@@ -43,8 +43,7 @@ RUN_ONE = r'''
 import sys, time
 from pathlib import Path
 import nbformat
-sys.path.insert(0, sys.argv[2])
-from execute_notebooks import notebook_client
+from scripts.execute_notebooks import notebook_client  # from the repository root, the working directory
 path = Path(sys.argv[1])
 notebook = nbformat.read(path, as_version=4)
 notebook.cells.append(nbformat.v4.new_code_cell("import torch; print('THREADS', torch.get_num_threads())"))
@@ -56,13 +55,13 @@ print("SECONDS", time.perf_counter() - start, notebook.cells[-1].outputs[0]["tex
 
 def settings() -> dict[str, dict[str, str]]:
     """Environment of each thread setting (both without COURSE_THREADS)."""
-    base = {key: value for key, value in os.environ.items() if key not in (*THREAD_VARIABLES, "COURSE_THREADS")}
+    base = {key: value for key, value in os.environ.items() if key not in (*LIBRARY_VARIABLES, COURSE_THREADS)}
     cores = str(os.cpu_count() or 1)
-    return {"course": base, "libraries' default": {**base, **{variable: cores for variable in THREAD_VARIABLES}}}
+    return {"course": base, "libraries' default": {**base, **{variable: cores for variable in LIBRARY_VARIABLES}}}
 
 
 def start(path: Path, env: dict) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", RUN_ONE, str(path), str(ROOT / "scripts")], env=env,
+    return subprocess.Popen([sys.executable, "-c", RUN_ONE, str(path)], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 

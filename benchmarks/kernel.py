@@ -10,16 +10,15 @@ import os
 import platform
 import re
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from scripts.execute_notebooks import notebook_client  # the executor the course saves with
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 SWEEP_MODULE = Path(__file__).resolve().parent / "widget_sweep.py"
-sys.path.insert(0, str(ROOT / "scripts"))
-from execute_notebooks import THREAD_VARIABLES, notebook_client  # noqa: E402  the executor the course saves with
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 FLOOR_LIBRARIES = ("numpy", "matplotlib", "matplotlib.figure", "torch", "ipywidgets")
 

@@ -2,8 +2,8 @@
 """Time, memory and widget latency of every notebook, against the course's targets.
 
     make benchmark                                 # every notebook, 3 runs each
-    .venv/bin/python benchmarks/run.py --quick     # 1 run each, for development
-    .venv/bin/python benchmarks/run.py 03 06_thirty_layers.ipynb --runs 5
+    .venv/bin/python -m benchmarks.run --quick     # 1 run each, for development
+    .venv/bin/python -m benchmarks.run 03 06_thirty_layers.ipynb --runs 5
 
 Each run executes a notebook from a fresh kernel (working directory notebooks/, one
 BLAS/torch thread as under the tests; the notebook is not saved) and records:
@@ -40,7 +40,7 @@ decoded, against a bare-Image floor of the same run. --browser-only runs just th
 keeps the kernel tables of the last RESULTS.md; --no-browser skips it.
 
 The code: kernel.py runs notebooks in kernels, widget_sweep.py moves widgets inside a kernel,
-jupyterlab.py and browser.py drive the browser, report.py turns numbers into RESULTS.md.
+lab_session.py and browser.py drive the browser, report.py turns numbers into RESULTS.md.
 """
 from __future__ import annotations
 
@@ -50,10 +50,10 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from kernel import THREAD_VARIABLES, machine, resolve_notebooks, run_floor, run_notebook  # noqa: E402
-from report import (MB, SITE_HEADING, browser_report, build_report, format_summary, site_report,  # noqa: E402
-                    summarize, with_browser_section, with_section)
+from benchmarks.kernel import machine, resolve_notebooks, run_floor, run_notebook
+from benchmarks.report import (MB, SITE_HEADING, browser_report, build_report, format_summary, site_report,
+                               summarize, with_browser_section, with_section)
+from utils.threads import LIBRARY_VARIABLES
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 
@@ -87,7 +87,7 @@ def main(argv=None) -> int:
         paths = resolve_notebooks(args.notebooks)
     except ValueError as error:
         parser.error(str(error))
-    for variable in THREAD_VARIABLES:
+    for variable in LIBRARY_VARIABLES:
         os.environ[variable] = "1"
 
     if args.browser_only:
@@ -135,9 +135,7 @@ def _classroom_part(args) -> str:
     """Kernels sharing the CPU (benchmarks/cpu_share.py), a learner's session within Binder's
     memory (binder_session.py) and the load test of the classroom hub (classroom.py), each
     written into ``args.output``."""
-    import binder_session
-    import classroom
-    import cpu_share
+    from benchmarks import binder_session, classroom, cpu_share
 
     print("\nclassroom part: two notebooks at once", flush=True)
     cpu_share.main(["--runs", str(1 if args.quick else 3), "--output", str(args.output)])
@@ -150,8 +148,7 @@ def _classroom_part(args) -> str:
 
 def _site_part() -> tuple[str, list[str]]:
     """Build the course site once (make site) and report its build time and sizes."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-    import build_site
+    from scripts import build_site
 
     print("building the course site (make site)", flush=True)
     load = os.getloadavg()[0]
@@ -161,7 +158,7 @@ def _site_part() -> tuple[str, list[str]]:
 
 def _browser_part(paths, args, markdown: str) -> int:
     """Time every LivePlot in the browser and put that section into ``args.output``."""
-    from browser import measure
+    from benchmarks.browser import measure
 
     print(f"\nbrowser part: {len(paths)} notebook(s) in JupyterLab in headless Chromium", flush=True)
     load = os.getloadavg()[0]

@@ -2,9 +2,9 @@
 """Run the unit tests and nbval over every notebook under several numeric backends and
 thread counts, so one machine stands in for the CPUs learners have.
 
-    python scripts/backend_matrix.py                  # every backend below
-    python scripts/backend_matrix.py avx2 scalar-2    # just these (by name)
-    python scripts/backend_matrix.py avx2-2 --only tests/test_gradient_flow.py notebooks/06_thirty_layers.ipynb
+    python -m scripts.backend_matrix                  # every backend below
+    python -m scripts.backend_matrix avx2 scalar-2    # just these (by name)
+    python -m scripts.backend_matrix avx2-2 --only tests/test_gradient_flow.py notebooks/06_thirty_layers.ipynb
 
 The stored outputs were made on one CPU with one thread. Another CPU runs other math
 kernels (ATen picks AVX-512, AVX2 or scalar code; Intel MKL and NumPy's OpenBLAS pick
@@ -27,8 +27,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from utils.threads import LIBRARY_VARIABLES
+
 ROOT = Path(__file__).resolve().parent.parent
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "OPENBLAS_CORETYPE")
 
 # The kernel sets: ATen's (torch), MKL's (torch's matrix products) and OpenBLAS's (NumPy's).
@@ -54,7 +55,7 @@ class Backend:
 
     @property
     def variables(self) -> dict:
-        return {**KERNELS[self.kernels][0], **{variable: str(self.threads) for variable in THREAD_VARIABLES}}
+        return {**KERNELS[self.kernels][0], **{variable: str(self.threads) for variable in LIBRARY_VARIABLES}}
 
     @property
     def stands_in_for(self) -> str:

@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """Write an nbgrader course from the teacher edition (the committed notebooks).
 
-    python scripts/build_nbgrader.py               # into build/nbgrader/
-    python scripts/build_nbgrader.py --out DIR
+    python -m scripts.build_nbgrader               # into build/nbgrader/
+    python -m scripts.build_nbgrader --out DIR
 
 One assignment per notebook: ``source/<notebook name without .ipynb>/<notebook>``, with
 nbgrader's cell metadata added to the cells the student edition already knows
@@ -32,8 +32,7 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from build_student_edition import ANSWER, CHECK, ROOT, SOLUTION, _clear_outputs, course_notebooks, tags  # noqa: E402
+from scripts.build_student_edition import ANSWER, CHECK, ROOT, SOLUTION, _clear_outputs, course_notebooks, tags
 
 DEFAULT_OUT = ROOT / "build" / "nbgrader"
 STUB = 'raise NotImplementedError("Exercise: write your code here")'
@@ -118,5 +117,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     sys.exit(main())

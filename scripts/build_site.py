@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """Build the course's website from the stored notebooks; nothing is executed.
 
-    python scripts/build_site.py                       # into build/site/ (open build/site/index.html)
-    python scripts/build_site.py --out DIR --notebooks DIR
+    python -m scripts.build_site                       # into build/site/ (open build/site/index.html)
+    python -m scripts.build_site --out DIR --notebooks DIR
 
 Sphinx with myst-nb and sphinx-book-theme (site/conf.py) turns a working copy of the
 sources, written to build/site-source/, into HTML. The notebooks in the repository are
@@ -50,9 +50,7 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 MODEL_REFERENCE = re.compile(r"IPY_MODEL_([0-9a-f]{32})")
 LINK_MODELS = ("LinkModel", "DirectionalLinkModel")
 
-sys.path.insert(0, str(ROOT / "scripts"))
-import build_student_edition  # noqa: E402
-import notebook_header  # noqa: E402
+from scripts import build_student_edition, notebook_header  # noqa: E402
 
 # (npm package folder, file or folder inside it, where it goes under _static)
 ASSET_FILES = [
@@ -287,5 +285,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     sys.exit(main())

@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """Build the student edition of the course from the notebooks in the repository.
 
-    python scripts/build_student_edition.py            # into build/student/
-    python scripts/build_student_edition.py --out DIR  # somewhere else
+    python -m scripts.build_student_edition            # into build/student/
+    python -m scripts.build_student_edition --out DIR  # somewhere else
 
 The committed notebooks are the teacher edition. In the student edition:
 
@@ -200,5 +200,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     sys.exit(main())

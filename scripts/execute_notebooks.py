@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """Re-execute notebooks from a fresh kernel and save them with their outputs.
 
-    python scripts/execute_notebooks.py                      # every notebook
-    python scripts/execute_notebooks.py notebooks/02_*.ipynb  # just these
+    python -m scripts.execute_notebooks                      # every notebook
+    python -m scripts.execute_notebooks notebooks/02_*.ipynb  # just these
 
 Each notebook runs top to bottom in its own folder, with a cell timeout (a cell that
 changes a widget's value can stall an executor), one BLAS/torch thread (as under the
@@ -22,7 +22,6 @@ import nbformat
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 POLL_STEP = 0.25  # seconds
 
 
@@ -76,7 +75,9 @@ def main(argv=None) -> int:
     parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to run (default: all in notebooks/)")
     parser.add_argument("--timeout", type=int, default=120, help="seconds one cell may take (default 120)")
     args = parser.parse_args(argv)
-    for variable in THREAD_VARIABLES:
+    from utils.threads import LIBRARY_VARIABLES  # importing utils fits this process's threads: here only
+
+    for variable in LIBRARY_VARIABLES:
         os.environ[variable] = "1"
     paths = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     for path in paths:

@@ -2,7 +2,7 @@
 """Mutation testing of the exercise checkers: does each checker reject every small wrong
 change of its own reference solution, and name it?
 
-    python scripts/exercise_mutants.py [--verbose] [--all]   # also run by `make exercises-report`
+    python -m scripts.exercise_mutants [--verbose] [--all]   # also run by `make exercises-report`
 
 For every exercise listed in tests/test_exercises_*.py, the code between ``# BEGIN
 SOLUTION`` and ``# END SOLUTION`` of the reference (the lines a learner writes) is mutated
@@ -33,12 +33,12 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-TESTS = ROOT / "tests"
+from scripts.exercises_report import load_cases
+from tests.exercise_support import _namespace, solution_sources
+
 MOST_MUTANTS = 40  # per exercise, spread evenly over the sites found
 SECONDS_PER_EXERCISE = 3.0  # fewer mutants (spread evenly) where one check takes long; --all tries every one
 SPECIFIC_SHARE = 0.8
@@ -360,7 +360,6 @@ class Oracle:
 
 def _solution_cell(notebook: str, name: str) -> tuple[list[str], int]:
     """The notebook's solution cells and the index of the one that defines ``name``."""
-    from exercise_support import solution_sources
     sources = solution_sources(notebook)
     for index, source in enumerate(sources):
         if re.search(rf"^(def|class) {re.escape(name)}\b", source, re.M):
@@ -369,7 +368,6 @@ def _solution_cell(notebook: str, name: str) -> tuple[list[str], int]:
 
 
 def _define(sources: list[str], name: str):
-    from exercise_support import _namespace
     namespace = _namespace()
     for source in sources:
         exec(compile(source, "<mutant>", "exec"), namespace)
@@ -429,8 +427,6 @@ def report(cases, verbose: bool = False, budget: float | None = SECONDS_PER_EXER
 
 
 def main() -> int:
-    sys.path[:0] = [str(ROOT), str(TESTS), str(ROOT / "scripts")]
-    from exercises_report import load_cases
     warnings.simplefilter("ignore")  # the mutants' own overflow and autograd warnings
     np.seterr(all="ignore")
     start = time.perf_counter()

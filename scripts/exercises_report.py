@@ -2,7 +2,7 @@
 """Print, for every exercise of the course, what its checker does with the reference
 solution and with each recorded wrong answer, and exit non-zero if any check fails.
 
-    python scripts/exercises_report.py      # or: make exercises-report
+    python -m scripts.exercises_report      # or: make exercises-report
 
 The exercises are those listed in ``CASES`` in tests/test_exercises_*.py (see
 tests/exercise_support.py). One block per exercise:
@@ -17,12 +17,13 @@ answers with distinct messages.
 """
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-TESTS = ROOT / "tests"
+from tests import exercise_support
+
+TESTS = Path(__file__).resolve().parent.parent / "tests"
 WORDS = 12  # how much of each message to show
 
 
@@ -42,28 +43,21 @@ def _naming_words(message: str, fragment: str) -> str:
     return ("... " if start > 0 else "") + _first_words(message[start + 2 if start > 0 else 0:])
 
 
-def load_cases(tests: Path = TESTS) -> list:
+def load_cases() -> list:
     """Every ``ExerciseCases`` in the ``CASES`` of tests/test_exercises_*.py, in file order."""
-    if str(tests) not in sys.path:
-        sys.path.insert(0, str(tests))
     cases = []
-    for path in sorted(tests.glob("test_exercises_*.py")):
-        spec = importlib.util.spec_from_file_location(f"exercise_cases_{path.stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        cases.extend(getattr(module, "CASES", []))
+    for path in sorted(TESTS.glob("test_exercises_*.py")):
+        cases.extend(getattr(importlib.import_module(f"tests.{path.stem}"), "CASES", []))
     return cases
 
 
 def report(cases) -> tuple[list[str], int]:
     """The report's lines and the number of failed checks."""
-    from exercise_support import MINIMUM_WRONG_ANSWERS, recorded_answer, reference_answer
-
     lines, failures = [], 0
     for case in cases:
         lines.append(f"{case.exercise.title}  [{case.id}]")
         try:
-            feedback = case.exercise.check(reference_answer(case.notebook, case.name))
+            feedback = case.exercise.check(exercise_support.reference_answer(case.notebook, case.name))
             ok, text = feedback.passed, "" if feedback.passed else f": {_first_words(feedback.message)}"
         except Exception as error:  # a missing notebook or solution cell
             ok, text = False, f": {type(error).__name__}: {error}"
@@ -71,7 +65,7 @@ def report(cases) -> tuple[list[str], int]:
         lines.append(f"  {'✓' if ok else '✗'} reference {'passes' if ok else 'fails'}{text}")
         for label, source, fragment in case.wrong:
             try:
-                feedback = case.exercise.check(recorded_answer(source, case.name))
+                feedback = case.exercise.check(exercise_support.recorded_answer(source, case.name))
                 ok = not feedback.passed and fragment in feedback.message
                 text = _naming_words(feedback.message, fragment)
                 if feedback.passed:
@@ -83,15 +77,15 @@ def report(cases) -> tuple[list[str], int]:
             failures += not ok
             lines.append(f"  {'✓' if ok else '✗'} {label}: \"{text}\"")
         fragments = {fragment for _, _, fragment in case.wrong}
-        if len(case.wrong) < MINIMUM_WRONG_ANSWERS or len(fragments) < len(case.wrong):
+        minimum = exercise_support.MINIMUM_WRONG_ANSWERS
+        if len(case.wrong) < minimum or len(fragments) < len(case.wrong):
             failures += 1
-            lines.append(f"  ✗ needs at least {MINIMUM_WRONG_ANSWERS} wrong answers with distinct messages "
+            lines.append(f"  ✗ needs at least {minimum} wrong answers with distinct messages "
                          f"(has {len(case.wrong)}, {len(fragments)} distinct)")
     return lines, failures
 
 
 def main() -> int:
-    sys.path.insert(0, str(ROOT))
     cases = load_cases()
     lines, failures = report(cases)
     print("\n".join(lines))

@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """Give every notebook the course's header: Binder and Colab badges, then a setup cell.
 
-    python scripts/notebook_header.py                        # every notebook
-    python scripts/notebook_header.py notebooks/04_*.ipynb   # just these
+    python -m scripts.notebook_header                        # every notebook
+    python -m scripts.notebook_header notebooks/04_*.ipynb   # just these
 
 Idempotent: run it again and nothing changes. In the first (markdown) cell, the line with the
 Binder badge becomes the badges line (Binder, then Open in Colab, both opening this notebook);

@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """Build the student edition and commit it to a git repository that nbgitpuller pulls from.
 
-    python scripts/publish_student_edition.py                     # build/classroom/student-edition.git
-    python scripts/publish_student_edition.py --repo DIR
+    python -m scripts.publish_student_edition                     # build/classroom/student-edition.git
+    python -m scripts.publish_student_edition --repo DIR
 
 ``make classroom`` runs this before it starts the hub. Run again after changing a notebook
 during a term: a new commit appears only when the student edition changed, and each
@@ -20,8 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from build_student_edition import ROOT, build  # noqa: E402
+from scripts.build_student_edition import ROOT, build
 
 DEFAULT_REPO = ROOT / "build" / "classroom" / "student-edition.git"
 IDENTITY = ["-c", "user.name=Residual course", "-c", "user.email=course@localhost"]
@@ -71,5 +70,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
     sys.exit(main())

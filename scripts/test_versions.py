@@ -3,7 +3,7 @@
 
     make test-versions                          # every environment below
     make test-versions ENVS="oldest"            # just these
-    python3 scripts/test_versions.py --reuse    # keep venvs whose requirements did not change
+    python3 -m scripts.test_versions --reuse    # keep venvs whose requirements did not change
 
 Each environment is a fresh virtual environment under build/versions/<name> (git-ignored):
 
@@ -33,10 +33,11 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
 # The same pytest run, thread settings and summary line as make test-backends.
-from backend_matrix import THREAD_VARIABLES, closing_line, command  # noqa: E402
+from scripts.backend_matrix import closing_line, command
+from utils.threads import LIBRARY_VARIABLES
+
+ROOT = Path(__file__).resolve().parent.parent
 
 BUILD = ROOT / "build" / "versions"
 # Not needed without the browser tests (the site's tests among them), and JupyterLab would pull a
@@ -133,7 +134,7 @@ def isolated_env(venv: Path) -> dict[str, str]:
     for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR", "MPLCONFIGDIR"):
         env[name] = str(venv / "home" / name.lower())
         Path(env[name]).mkdir(parents=True, exist_ok=True)
-    env.update({variable: "1" for variable in THREAD_VARIABLES})
+    env.update({variable: "1" for variable in LIBRARY_VARIABLES})
     env.update(VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
                PYDEVD_DISABLE_FILE_VALIDATION="1")  # ipykernel's debugger warns about frozen modules otherwise
     return env

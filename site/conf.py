@@ -5,11 +5,9 @@ taken from site/node_modules into build/site-assets/; see README, "The course as
 Nothing on a page is fetched from outside the site: RequireJS, the widget renderer and
 MathJax are served from _static (the defaults load them from CDNs)."""
 import os
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # autodoc imports utils from this checkout
+ROOT = Path(__file__).resolve().parent.parent  # autodoc imports utils as installed: editable, from this checkout
 
 project = "Residual connections, interactively"
 author = "the course's contributors"

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-
-import api_contract as contract
 import ipywidgets  # noqa: F401 - imported here so the time limit measures calls, not first imports
 import sklearn.model_selection  # noqa: F401
+
+from tests import api_contract as contract
 from utils.validation import describe
 
 CALLABLES = contract.public_callables()

@@ -1,12 +1,9 @@
 """The backend matrix's pure parts: which stand-in machines it runs, what each sets, and
 the shared test command."""
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-import backend_matrix  # noqa: E402
+from scripts import backend_matrix
+from utils.threads import LIBRARY_VARIABLES
 
 
 def test_every_kernel_set_runs_with_one_and_two_threads_except_what_make_test_runs():
@@ -22,7 +19,7 @@ def test_each_backend_sets_its_kernels_and_one_thread_count_for_every_library():
                                          "OPENBLAS_CORETYPE": "Haswell", "OMP_NUM_THREADS": "1",
                                          "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     assert by_name["scalar-2"].variables["ATEN_CPU_CAPABILITY"] == "default"
-    assert by_name["native-2"].variables == dict.fromkeys(backend_matrix.THREAD_VARIABLES, "2")
+    assert by_name["native-2"].variables == dict.fromkeys(LIBRARY_VARIABLES, "2")
     assert "2 threads" in by_name["avx2-2"].stands_in_for and "threads" not in by_name["avx2"].stands_in_for
 
 

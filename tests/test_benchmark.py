@@ -1,26 +1,12 @@
 """The pure helpers of the benchmark (benchmarks/report.py, kernel.py) and its widget sweep
 (benchmarks/widget_sweep.py); the benchmark itself runs kernels and a browser and is not a test."""
-import importlib.util
-import sys
 from pathlib import Path
 
 import ipywidgets
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
-
-
-def _load(name):
-    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    return module
-
-
-report = _load("report")
-kernel = _load("kernel")
-sweep = _load("widget_sweep")
+from benchmarks import kernel, report
+from benchmarks import widget_sweep as sweep
 
 
 # ------------------------------------------------------------------ summaries and targets

@@ -25,6 +25,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from utils.threads import LIBRARY_VARIABLES
+
 ROOT = Path(__file__).resolve().parent.parent
 BINDER = ROOT / "binder"
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -102,7 +104,7 @@ def test_the_colab_badge_opens_the_same_repository_as_the_binder_badge(path):
     text = path.read_text() if path.suffix == ".md" else nbformat.read(path, as_version=4).cells[0].source
     wanted = "notebooks/00_start_here.ipynb" if path.suffix == ".md" else f"notebooks/{path.name}"
     colab = list(COLAB_BADGE.finditer(text))
-    assert len(colab) == 1, f"{path.name}: expected one Open in Colab badge; run python scripts/notebook_header.py"
+    assert len(colab) == 1, f"{path.name}: expected one Open in Colab badge; run python -m scripts.notebook_header"
     binder_slugs = {BINDER_SLUG.match(badge["url"])["slug"] for badge in BADGE.finditer(text)}
     assert binder_slugs == {REPOSITORY} and colab[0]["slug"] == REPOSITORY, (
         f"{path.name}: Colab opens {colab[0]['slug']}, Binder opens {binder_slugs}; both must open {REPOSITORY}")
@@ -223,8 +225,8 @@ import json, sys
 from pathlib import Path
 import nbformat
 path = Path(sys.argv[1])
-sys.path.insert(0, str(path.parent.parent / "scripts"))
-from execute_notebooks import notebook_client  # the course's executor: it polls in short steps (nbclient#312)
+# The course's executor, from the repository (the working directory): it polls in short steps (nbclient#312).
+from scripts.execute_notebooks import notebook_client
 notebook = nbformat.read(path, as_version=4)
 notebook.cells.append(nbformat.v4.new_code_cell(
     "import json as _j, resource as _r, sys as _s\n"
@@ -258,16 +260,14 @@ def test_a_binder_like_environment_runs_a_notebook_under_the_memory_limit(tmp_pa
     install_seconds = time.perf_counter() - started
 
     notebook = repo / "notebooks" / notebook_for_the_binder_run().name
-    runner = tmp_path / "run_notebook.py"
-    runner.write_text(RUNNER)
     private = {name: str(tmp_path / name.lower()) for name in (
         "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR", "MPLCONFIGDIR")}
     env = {key: value for key, value in os.environ.items()
            if key not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "JUPYTER_PATH")}
     env.update(private, PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
-               OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+               **dict.fromkeys(LIBRARY_VARIABLES, "1"))
     run_started = time.perf_counter()
-    process = subprocess.Popen([venv_python, str(runner), str(notebook)], cwd=tmp_path, env=env,
+    process = subprocess.Popen([venv_python, "-c", RUNNER, str(notebook)], cwd=repo, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak_rss = 0
     try:

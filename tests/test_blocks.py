@@ -5,7 +5,7 @@ import torch
 from matplotlib.figure import Figure
 from torch import nn
 
-from output_tolerance import texts_agree  # tests/: the stored outputs' rule
+from tests.output_tolerance import texts_agree  # tests/: the stored outputs' rule
 from utils import blocks
 from utils.blocks import PlainBlock, ResidualBlock, make_block, make_stack
 

@@ -12,11 +12,10 @@ One JupyterLab server serves all notebooks (from a private copy of the repositor
 nothing here writes to the notebooks), with private JUPYTER_* directories and settings; each
 notebook's kernel is shut down after its test, and the server is stopped by its PID. The
 server and browser set-up, and the bare-Image floor every LivePlot's speed is checked
-against (loosely: at most 3x), are the benchmark's (benchmarks/jupyterlab.py, browser.py).
+against (loosely: at most 3x), are the benchmark's (benchmarks/lab_session.py, browser.py).
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import statistics
 import time
@@ -24,15 +23,12 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import browser as browser_benchmark  # its bare-Image floor
+from benchmarks import lab_session as lab_tools  # the server and browser set-up the benchmark uses too
+
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("course_jupyterlab", ROOT / "benchmarks" / "jupyterlab.py")
-lab_tools = importlib.util.module_from_spec(_spec)  # the server and browser set-up the benchmark uses too
-_spec.loader.exec_module(lab_tools)
-_spec = importlib.util.spec_from_file_location("course_browser_benchmark", ROOT / "benchmarks" / "browser.py")
-browser_benchmark = importlib.util.module_from_spec(_spec)  # its bare-Image floor
-_spec.loader.exec_module(browser_benchmark)
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 SCREENSHOTS = ROOT / "build" / "screenshots"

@@ -1,15 +1,12 @@
 """The student-edition builder (scripts/build_student_edition.py) on small synthetic
 notebooks: solution regions become stubs at their indentation, answer cells go, the
 outputs of solution and check cells are cleared, everything else is kept."""
-import sys
-from pathlib import Path
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-import build_student_edition as builder  # noqa: E402
+from scripts import build_student_edition as builder
 
 SOLUTION_CELL = '''def residual_forward(x, W1, W2):
     """The block's forward pass."""
@@ -148,3 +145,4 @@ def test_build_refuses_to_write_over_the_notebooks(tmp_path):
         builder.build(tmp_path, source)
     with pytest.raises(ValueError, match="no notebooks matching"):
         builder.build(tmp_path / "out", tmp_path / "empty")
+

@@ -8,13 +8,16 @@ import asyncio
 import os
 import re
 import subprocess
-import sys
 import urllib.parse
 from pathlib import Path
 
 import pytest
 import yaml
 from traitlets.config import PyFileConfigLoader
+
+from benchmarks import cpu_share
+from benchmarks.report import write_section
+from scripts import publish_student_edition as publish
 
 ROOT = Path(__file__).resolve().parent.parent
 BINDER_CONFIG = ROOT / "binder" / "jupyter_server_config.py"
@@ -127,9 +130,6 @@ def test_z2jh_values_ask_for_what_a_student_needs():
 
 
 def test_publish_student_edition_commits_only_changes(tmp_path):
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import publish_student_edition as publish
-
     repo = tmp_path / "student.git"
     first = publish.publish(repo)
     assert publish.publish(repo) == first  # nothing changed: no new commit
@@ -142,10 +142,6 @@ def test_publish_student_edition_commits_only_changes(tmp_path):
 
 def test_the_classroom_benchmarks_write_their_sections_in_place(tmp_path):
     """benchmarks/cpu_share.py reports a ratio per notebook and replaces its own section only."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import cpu_share
-    from report import write_section
-
     paths = [Path("10_a.ipynb"), Path("11_b.ipynb")]
     run = {"alone": [{"seconds": 2.0, "threads": 1}, {"seconds": 4.0, "threads": 1}],
            "together": [{"seconds": 3.0, "threads": 1}, {"stopped": True}]}

@@ -1,17 +1,11 @@
 """scripts/exercise_mutants.py: it makes the mutants it promises, flags a checker that
 accepts a mutant changing the result, and the course's fast checkers reject all of theirs."""
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
-from exercise_support import ExerciseCases
 
+from scripts import exercise_mutants, exercises_report
+from tests.exercise_support import ExerciseCases
 from utils.exercises import Exercise, Mistake
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-import exercise_mutants  # noqa: E402
-import exercises_report  # noqa: E402
 
 SOLUTION = """def spread(x, w):
     # BEGIN SOLUTION

@@ -1,7 +1,6 @@
 """Notebook 01's exercises: the notebook's own solutions pass, and each recorded wrong
 answer is caught with its own message."""
-from exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
-
+from tests.exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
 from utils.exercises import block_by_hand as ex
 
 NOTEBOOK = "01_residual_block_by_hand.ipynb"

@@ -1,6 +1,5 @@
 """Exercises of notebook 11: the reference passes, recorded wrong answers get their own message."""
-from exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
-
+from tests.exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
 from utils.exercises import deep_stack_recipes as ex
 
 NOTEBOOK = "11_deep_stack_recipes.ipynb"

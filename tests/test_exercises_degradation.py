@@ -1,6 +1,6 @@
 """Notebook 08's exercises: the reference passes, and each recorded wrong answer is caught
 with its own message."""
-from exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
+from tests.exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
 from utils.exercises import degradation as ex
 
 NOTEBOOK = "08_degradation.ipynb"

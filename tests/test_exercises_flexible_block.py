@@ -1,6 +1,6 @@
 """Notebook 05's exercises: the reference passes, and each recorded wrong answer is caught
 with its own message."""
-from exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
+from tests.exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
 from utils.exercises import flexible_block as ex
 
 NOTEBOOK = "05_flexible_block.ipynb"

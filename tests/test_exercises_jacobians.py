@@ -2,7 +2,7 @@
 with its own message."""
 import numpy as np
 
-from exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
+from tests.exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
 from utils.exercises import jacobians as ex
 
 NOTEBOOK = "03_jacobians.ipynb"

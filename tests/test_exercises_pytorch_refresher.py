@@ -2,7 +2,7 @@
 with its own message."""
 import torch
 
-from exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
+from tests.exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
 from utils.exercises import pytorch_refresher as ex
 
 NOTEBOOK = "04_pytorch_refresher.ipynb"

@@ -1,16 +1,10 @@
 """scripts/exercises_report.py: one block per exercise, a ✗ and a non-zero count for any
 check that fails (a reference that fails, a wrong answer that passes or gets another
 message, too few wrong answers)."""
-import sys
-from pathlib import Path
-
-import exercise_support
-from exercise_support import ExerciseCases
-
+from scripts import exercises_report
+from tests import exercise_support
+from tests.exercise_support import ExerciseCases
 from utils.exercises import Exercise, Mistake
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-import exercises_report  # noqa: E402
 
 
 def _checks(answer):

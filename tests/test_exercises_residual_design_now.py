@@ -1,6 +1,5 @@
 """Exercises of notebook 12: the reference passes, recorded wrong answers get their own message."""
-from exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
-
+from tests.exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
 from utils.exercises import residual_design_now as ex
 
 NOTEBOOK = "12_residual_design_now.ipynb"

@@ -1,6 +1,5 @@
 """Exercises of notebook 10: the reference passes, recorded wrong answers get their own message."""
-from exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
-
+from tests.exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
 from utils.exercises import residual_stream as ex
 
 NOTEBOOK = "10_residual_stream.ipynb"

@@ -1,5 +1,4 @@
-from exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
-
+from tests.exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
 from utils.exercises import thirty_layers as ex
 
 NOTEBOOK = "06_thirty_layers.ipynb"

@@ -1,5 +1,4 @@
-from exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
-
+from tests.exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
 from utils.exercises import thousand_layers as ex
 
 NOTEBOOK = "07_a_thousand_layers.ipynb"

@@ -1,6 +1,6 @@
 """Notebook 09's exercises: the reference passes, and each recorded wrong answer is caught
 with its own message."""
-from exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
+from tests.exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
 from utils.exercises import why_it_works as ex
 
 NOTEBOOK = "09_why_it_works.ipynb"

@@ -5,7 +5,7 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
-from output_tolerance import DEFAULT, Rule, printed_values_agree  # tests/: the stored outputs' rule
+from tests.output_tolerance import DEFAULT, Rule, printed_values_agree  # tests/: the stored outputs' rule
 from utils import gradient_flow as gf
 from utils.blocks import make_stack
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from scripts import build_nbgrader
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import build_nbgrader  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 NBGRADER = Path(sys.executable).parent / "nbgrader"

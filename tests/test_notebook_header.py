@@ -3,7 +3,6 @@ Binder and Colab badges, then the setup cell that installs the course's utils pa
 only. The setup cell's logic is run here with a fake pip (package present, missing, install
 failing) and with the real pip and no network."""
 import importlib.metadata
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -11,17 +10,16 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from scripts import notebook_header as header
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-_spec = importlib.util.spec_from_file_location("notebook_header", ROOT / "scripts" / "notebook_header.py")
-header = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(header)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_every_notebook_has_the_badges_and_the_setup_cell_first(path):
     notebook = nbformat.read(path, as_version=4)
-    fix = f"run: python scripts/notebook_header.py {path.relative_to(ROOT)}"
+    fix = f"run: python -m scripts.notebook_header {path.relative_to(ROOT)}"
     assert header.badges_line(path.name) in notebook.cells[0].source.split("\n"), f"{path.name}: no badges line; {fix}"
     first_code = next(cell for cell in notebook.cells if cell.cell_type == "code")
     assert header.is_setup_cell(first_code) and first_code.source == header.SETUP_SOURCE, (
@@ -66,10 +64,10 @@ def test_update_refuses_a_notebook_without_a_markdown_header():
 def test_the_script_is_idempotent_on_a_copy_of_a_notebook(tmp_path):
     copy = tmp_path / NOTEBOOKS[0].name
     copy.write_bytes(NOTEBOOKS[0].read_bytes())
-    script = [sys.executable, str(ROOT / "scripts" / "notebook_header.py"), str(copy)]
-    subprocess.run(script, check=True, capture_output=True)
+    script = [sys.executable, "-m", "scripts.notebook_header", str(copy)]
+    subprocess.run(script, check=True, capture_output=True, cwd=ROOT)
     once = copy.read_bytes()
-    second = subprocess.run(script, check=True, capture_output=True, text=True)
+    second = subprocess.run(script, check=True, capture_output=True, text=True, cwd=ROOT)
     assert copy.read_bytes() == once and "already up to date" in second.stdout
 
 

@@ -26,7 +26,7 @@ def test_notebook_was_executed_top_to_bottom(path):
     counts = [cell.execution_count for cell in cells]
     assert None not in counts, (
         f"{path.name}: {counts.count(None)} code cell(s) have no stored output; "
-        "run python scripts/execute_notebooks.py " + f"notebooks/{path.name}")
+        "run python -m scripts.execute_notebooks " + f"notebooks/{path.name}")
     assert counts == list(range(1, len(cells) + 1)), (
         f"{path.name}: execution counts {counts} are not 1..{len(cells)}; re-execute it from a fresh kernel")
     assert any(cell.outputs for cell in cells), f"{path.name}: no cell has any output"

@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from output_tolerance import (DEFAULT, Rule, last_digit_unit, numbers_agree, printed_values_agree, reconcile,
+from tests.output_tolerance import (DEFAULT, Rule, last_digit_unit, numbers_agree, printed_values_agree, reconcile,
                               rule_from_metadata, split_numbers, texts_agree)
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,23 +18,21 @@ import hashlib
 import html.parser
 import http.server
 import shutil
-import sys
 import threading
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from scripts import build_site
+from tests.test_browser import _require_chromium as require_chromium  # skip without Chromium; fail with CI=true
+from tests.test_browser import SCREENSHOTS, lab_tools  # the Chromium set-up the browser tests share
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-sys.path.insert(0, str(Path(__file__).parent))  # site_tiny_plot, the factory of the test notebook
-import build_site  # noqa: E402
-from test_browser import _require_chromium as require_chromium  # noqa: E402  (skip without Chromium; fail with CI=true)
-from test_browser import SCREENSHOTS, lab_tools  # noqa: E402  (the Chromium set-up the browser tests share)
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob(build_site.NOTEBOOK_GLOB))
 TINY = "99_static_widget_check.ipynb"
-TINY_FACTORY = {"factory": "site_tiny_plot:tiny_plot", "kwargs": {"depth": 10}}
+TINY_FACTORY = {"factory": "tests.site_tiny_plot:tiny_plot", "kwargs": {"depth": 10}}
 PAGES = (["index.html", "teachers.html", "api.html", "genindex.html", "search.html"]
          + [f"notebooks/{path.stem}.html" for path in NOTEBOOKS] + [f"notebooks/{Path(TINY).stem}.html"])
 PORTS = range(9600, 9700)
@@ -53,7 +51,7 @@ def tiny_notebook():
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     notebook.cells = [
         nbformat.v4.new_markdown_cell("# A static widget check\n\nA slider and a dropdown over pictures drawn in advance."),
-        nbformat.v4.new_code_cell("site_tiny_plot.tiny_plot(depth=10)", metadata={"live_plot": TINY_FACTORY}),
+        nbformat.v4.new_code_cell("tests.site_tiny_plot.tiny_plot(depth=10)", metadata={"live_plot": TINY_FACTORY}),
     ]
     return notebook
 

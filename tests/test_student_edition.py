@@ -3,16 +3,15 @@ kernel, with every exercise left as its stub: no error anywhere, and every check
 says "not done yet" for the exercise its stub names. Each notebook is a test of its own
 (conftest.RUN_ALONE), so `make test` spreads them over both workers."""
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from scripts import build_student_edition as builder
+from scripts.execute_notebooks import notebook_client  # the course's executor
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import build_student_edition as builder  # noqa: E402
-from execute_notebooks import notebook_client  # noqa: E402  the course's executor
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob(builder.NOTEBOOK_GLOB), reverse=True)  # longest (latest) first
 CELL_TIMEOUT = 300  # seconds; the training notebooks' longest cell takes about 30 s alone

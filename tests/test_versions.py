@@ -1,16 +1,8 @@
 """The pure parts of scripts/test_versions.py (make test-versions builds venvs; it is not a test)."""
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 from packaging.version import Version
 
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("test_versions_script", ROOT / "scripts" / "test_versions.py")
-versions = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = versions  # dataclasses look their module up here
-_spec.loader.exec_module(versions)
+from scripts import test_versions as versions
 
 
 def test_requirements_pins_lie_inside_the_supported_ranges():

@@ -5,6 +5,7 @@ from pathlib import Path
 import ipywidgets
 import pytest
 
+from benchmarks import widget_sweep
 from utils import plotting
 from utils.widgets import STILL_DPI, LivePlot, accepts, default_grid, describe_figure, from_metadata
 
@@ -72,17 +73,6 @@ def test_live_plot_caption_is_escaped_text():
 # As benchmarks/widget_sweep.py moves them. make test-versions runs this under ipywidgets 7.7.1
 # (Colab's) as well as 8, so the one code path is checked with both.
 
-def _sweep_module():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "widget_sweep.py"
-    spec = importlib.util.spec_from_file_location("widget_sweep_for_tests", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _sweep_every_control(panel):
     """Move every control of ``panel`` through every setting; return the texts it showed."""
     texts = set()
@@ -93,7 +83,7 @@ def _sweep_every_control(panel):
         texts.add(panel.text)
 
     panel.update = update
-    records = _sweep_module().measure_panel(panel, min_default_samples=1)
+    records = widget_sweep.measure_panel(panel, min_default_samples=1)
     for record in records:
         assert "skipped" not in record and "error" not in record, record
         assert record["moves"], f"{record['control']} was never moved"

@@ -22,13 +22,15 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from utils.threads import LIBRARY_VARIABLES
+
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
 HOW_TO_ENABLE = ("Install Debian's Chromium: apt-get update && apt-get install -y chromium "
                  "(Playwright for Python comes from requirements.txt; do not run `playwright install`).")
-THREADS = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+THREADS = dict.fromkeys(LIBRARY_VARIABLES, "1")
 KERNEL_START_MS = 180_000
 RUN_ALL_MS = 900_000
 LIVEPLOT = ".widget-vbox.liveplot"  # utils.widgets.LivePlot: controls, status, picture, caption
