@@ -22,7 +22,6 @@ lose their outputs, as in the student edition. ``make nbgrader`` then runs nbgra
 """
 from __future__ import annotations
 
-import argparse
 import ast
 import copy
 import re
@@ -32,7 +31,8 @@ from pathlib import Path
 
 import nbformat
 
-from scripts.build_student_edition import ANSWER, CHECK, ROOT, SOLUTION, _clear_outputs, course_notebooks, tags
+from scripts.build_student_edition import (ANSWER, CHECK, ROOT, SOLUTION, _clear_outputs, build_command, course_notebooks,
+                                          tags)
 
 DEFAULT_OUT = ROOT / "build" / "nbgrader"
 STUB = 'raise NotImplementedError("Exercise: write your code here")'
@@ -108,12 +108,8 @@ def build(out: Path = DEFAULT_OUT, notebooks: Path = ROOT / "notebooks") -> list
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where to write (default {DEFAULT_OUT})")
-    args = parser.parse_args(argv)
-    written = build(args.out)
-    print(f"nbgrader course: {len(written)} assignments in {args.out.resolve() / 'source'}")
-    return 0
+    return build_command(argv, doc=__doc__, default_out=DEFAULT_OUT, builder=build,
+                         summary="nbgrader course: {count} assignments in {out}/source")
 
 
 if __name__ == "__main__":

@@ -190,13 +190,20 @@ def build(out: Path = DEFAULT_OUT, notebooks: Path = ROOT / "notebooks") -> list
     return written
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where to build (default {DEFAULT_OUT})")
+def build_command(argv, *, doc: str, default_out: Path, builder, summary: str) -> int:
+    """The command line of a builder of the course's notebooks (this one, build_nbgrader):
+    ``--out DIR``, then ``summary`` filled with how many it wrote (``count``) and where (``out``)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=default_out, help=f"where to build (default {default_out})")
     args = parser.parse_args(argv)
-    written = build(args.out)
-    print(f"student edition: {len(written)} notebooks in {args.out.resolve() / 'notebooks'}")
+    written = builder(args.out)
+    print(summary.format(count=len(written), out=args.out.resolve()))
     return 0
+
+
+def main(argv=None) -> int:
+    return build_command(argv, doc=__doc__, default_out=DEFAULT_OUT, builder=build,
+                         summary="student edition: {count} notebooks in {out}/notebooks")
 
 
 if __name__ == "__main__":

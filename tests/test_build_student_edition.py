@@ -146,3 +146,17 @@ def test_build_refuses_to_write_over_the_notebooks(tmp_path):
     with pytest.raises(ValueError, match="no notebooks matching"):
         builder.build(tmp_path / "out", tmp_path / "empty")
 
+
+def test_the_command_line_builds_into_out_and_says_how_many(tmp_path, capsys):
+    built = []
+
+    def build(out):
+        built.append(out)
+        return ["a.ipynb", "b.ipynb"]
+
+    assert builder.build_command(["--out", str(tmp_path)], doc="d", default_out=tmp_path / "default", builder=build,
+                                 summary="edition: {count} notebooks in {out}/notebooks") == 0
+    assert built == [tmp_path]
+    assert capsys.readouterr().out == f"edition: 2 notebooks in {tmp_path.resolve()}/notebooks\n"
+    builder.build_command([], doc="d", default_out=tmp_path / "default", builder=build, summary="{count}")
+    assert built[-1] == tmp_path / "default"
