@@ -305,3 +305,28 @@ def test_parameter_leaves_calls_one_number_a_gate():
     leaves = core.parameter_leaves(block, "self.")
     assert list(leaves) == ["`self.weight`", "`self.bias`", "`self.alpha`"]
     assert leaves["`self.alpha`"][1] == core.GATE_WHY and leaves["`self.weight`"][1] == core.WEIGHT_WHY
+
+
+def test_expect_gradients_names_a_leaf_that_requires_no_gradient():
+    x, gate, leaves = _gate_leaves()
+    frozen = gate.detach()
+    leaves["the gate"] = (frozen, core.GATE_WHY)
+    with pytest.raises(Mistake, match="the gate does not require a gradient"):
+        core.expect_gradients(x + frozen * torch.tanh(x), x + frozen * torch.tanh(x), leaves, name="f", shown="x")
+
+
+@pytest.mark.parametrize("value, fragment", [
+    ({0: 1.0}, "returned a dict of 1 item"),
+    ((v for v in [1.0]), "a generator expression makes one"),
+    (torch.ones(2), "returned a tensor of shape"),
+    ([1.0, torch.tensor(2.0)], "item 1 of the list"),
+    ([True], "item 0 of the list"),
+])
+def test_expect_float_list_names_what_is_not_a_list_of_numbers(value, fragment):
+    with pytest.raises(Mistake, match=fragment):
+        core.expect_float_list(value, name="f", shown="x")
+
+
+def test_expect_float_list_gives_floats_for_numbers_of_any_kind():
+    got = core.expect_float_list((1, np.float32(0.5), 2.5), name="f", shown="x")
+    assert got == [1.0, 0.5, 2.5] and all(type(v) is float for v in got)

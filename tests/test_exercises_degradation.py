@@ -55,6 +55,8 @@ CASES = [
          "        ratios.append(float(branch.var() / h.var()))\n    return ratios\n", "after adding the branch"),
         ("ratio after the block", _RATIOS + "        branch = block.branch(h)\n        h = block(h)\n"
          "        ratios.append(float(branch.var() / h.var()))\n    return ratios\n", "after moving h on"),
+        ("detached tensors", _RATIOS + "        ratios.append((block.branch(h).var() / h.var()).detach())\n"
+         "        h = block(h)\n    return ratios\n", "not a number"),
         ("changed the model", "def branch_to_skip_ratios(model, x):\n    model.train()\n"
          "    h, ratios = model.stem(x), []\n    for block in model.blocks:\n"
          "        ratios.append(float(block.branch(h).var() / h.var()))\n        h = block(h)\n    return ratios\n",

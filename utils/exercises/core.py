@@ -208,6 +208,21 @@ def as_array(value, name: str, shown: str) -> np.ndarray:
     return array
 
 
+def expect_float_list(value, *, name: str, shown: str) -> list[float]:
+    """A result the task asks for as a list of Python floats, returned as one; a generator, a
+    dict, a tensor or a list holding tensors is named plainly rather than converted."""
+    if isinstance(value, dict) or not isinstance(value, (list, tuple)):
+        hint = (" (a generator expression makes one: put it in square brackets, or inside list(...))"
+                if inspect.isgenerator(value) else "")
+        raise Mistake(f"`{name}` returned {describe_container(value)}{hint} for {shown}; return a list of "
+                      "Python floats.")
+    for i, item in enumerate(value):
+        if not isinstance(item, (int, float, np.floating, np.integer)) or isinstance(item, bool):
+            raise Mistake(f"item {i} of the list `{name}` returned for {shown} is {describe_container(item)}, not a "
+                          "number: convert each value with float(...) before you append it.")
+    return [float(item) for item in value]
+
+
 def describe_container(value) -> str:
     """What the learner returned, in words ("a tuple of 3 items", "an array of shape (3,)"),
     so that a wrong container is named plainly rather than shown as numbers."""
@@ -319,9 +334,9 @@ def name_by_shape(got: np.ndarray, want: np.ndarray, *, rtol: float = 1e-6, atol
                 "matrix product, or which index counts the rows.")
     if worst <= 1e-4 * max(scale, 1.0):
         return (f"your result differs from the right one only at the level of rounding (by up to {worst:.2g}): "
-                "the formula looks right, but some step ran in lower precision or with another small constant. "
-                "Keep every step in float64 (no `.float()`, `np.float32` or torch.tensor without dtype), and "
-                "use the eps the task gives.")
+                "the formula looks right, but some step ran in lower precision or with a slightly different "
+                "constant. Keep every step in float64 (no `.float()`, `np.float32` or torch.tensor without "
+                "dtype), and use the constants exactly as the task gives them.")
     usable = np.abs(want) > 1e-12 * max(scale, 1e-300)
     if usable.any() and scale > atol:
         ratios = got[usable] / want[usable]
@@ -368,6 +383,10 @@ def expect_gradients(got, want, leaves: dict, *, name: str, shown: str, rtol: fl
     torch = sys.modules["torch"]
     names = list(leaves)
     tensors = [leaves[n][0] for n in names]
+    for what, tensor in zip(names, tensors):
+        if not tensor.requires_grad:
+            raise Mistake(f"for {shown}: {what} does not require a gradient (requires_grad is False), so no "
+                          f"gradient can reach it and training could never change it. {leaves[what][1]}")
     projection = torch.randn(tuple(want.shape), generator=torch.Generator().manual_seed(0), dtype=want.dtype)
     with torch.enable_grad():
         wanted = torch.autograd.grad((want * projection).sum(), tensors, allow_unused=True, retain_graph=True)
@@ -392,10 +411,11 @@ def expect_gradients(got, want, leaves: dict, *, name: str, shown: str, rtol: fl
         why = leaves[what][1]
         if not torch.allclose(mine, right, rtol=rtol, atol=atol):
             worst = float((mine - right).abs().max())
-            raise Mistake(f"for {shown}: `{name}` gives the right values, but the gradient with respect to {what} "
-                          f"is off by up to {worst:.3g}: part of the way from {what} to the output is cut from "
-                          f"autograd's graph or bypasses it (`.detach()`, `.data`, `.item()`, a copy made with "
-                          f"torch.tensor). {why}")
+            raise Mistake(f"for {shown}: `{name}` gives the right values here, but the gradient with respect to "
+                          f"{what} is off by up to {worst:.3g}. Either part of the way from {what} to the output "
+                          "is cut from autograd's graph (`.detach()`, `.data`, `.item()`, a copy made with "
+                          "torch.tensor), or your formula is another function that happens to agree with the "
+                          f"task's on these inputs: compare it with the task's, term by term. {why}")
 
 
 def parameter_leaves(module, prefix: str = "") -> dict:

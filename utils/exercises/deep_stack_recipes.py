@@ -157,12 +157,15 @@ fixup = Exercise(
 
 
 def _branches(count: int, width: int, seed: int):
-    """``count`` fixed branch functions of width ``width`` (Linear, ReLU, Linear, He-normal)."""
+    """``count`` fixed branch functions of width ``width`` (Linear with a bias, ReLU, Linear,
+    He-normal). The bias matters: without it F(h / c) = F(h) / c, and scaling what a branch
+    reads could not be told from scaling what it writes."""
     generator = torch.Generator().manual_seed(seed)
     layers = [(torch.randn(width, width, generator=generator, dtype=torch.float64) * math.sqrt(2 / width),
+               torch.randn(width, generator=generator, dtype=torch.float64),
                torch.randn(width, width, generator=generator, dtype=torch.float64) * math.sqrt(2 / width))
               for _ in range(count)]
-    return tuple(lambda h, a=a, b=b: torch.relu(h @ a) @ b for a, b in layers)
+    return tuple(lambda h, a=a, c=c, b=b: torch.relu(h @ a + c) @ b for a, c, b in layers)
 
 
 def _run(x, branches, step) -> np.ndarray:
@@ -223,6 +226,9 @@ def _check_scaled(answer) -> str:
         mistakes = [
             (_run(x, branches, lambda h, f: h + f(h) / len(branches)),
              "you scaled each branch by 1/L. The recipe's constant is 1/sqrt(L): math.sqrt(L)."),
+            (_run(x, branches, lambda h, f: h + f(s * h)),
+             "you scaled what each branch reads, F(h / sqrt(L)). The recipe scales what it writes: "
+             "h + F(h) / sqrt(L), the branch applied to h itself."),
             (_run(x, branches, lambda h, f: s * h + f(h)),
              "you scaled the skip path instead of the branch. The skip path must carry h unchanged (a clean "
              "identity); only the branch's write F(h) is multiplied by 1/sqrt(L)."),
@@ -250,10 +256,14 @@ def _check_scaled(answer) -> str:
              "every state equals x: the branches' writes are never added to the stream."),
         ]
         scale = _scale_used(got, x, branches)
-        if scale is not None and abs(scale - s) > 1e-9:
+        if scale is not None and abs(scale - s) > 1e-6 * s:
             mistakes.append((_run(x, branches, lambda h, f: h + scale * f(h)),
                              f"you scaled each branch's write by {scale:.4g}; the recipe's scale is 1/sqrt(L) = "
                              f"{s:.4g} for these {len(branches)} branches."))
+        elif scale is not None and scale != s:
+            mistakes.append((_run(x, branches, lambda h, f: h + scale * f(h)),
+                             f"your scale, {scale:.10g}, is 1/sqrt(L) = {s:.10g} rounded to lower precision "
+                             "(float32, or a rounded constant). Compute it in float64: 1 / math.sqrt(L)."))
         expect_close(got, want, name="scaled_stream", shown=shown, mistakes=mistakes, rtol=1e-6, atol=1e-9)
     _expect_stream_gradients(answer)
     return ("h <- h + F(h) / sqrt(L) at every branch, the skip path untouched, L + 1 states from x on, for 1 to "

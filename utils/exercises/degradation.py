@@ -8,7 +8,8 @@ import copy
 import torch
 from torch import nn
 
-from utils.exercises.core import (INPUT_WHY, Exercise, Mistake, call, expect_close, expect_gradients,
+from utils.exercises.core import (INPUT_WHY, Exercise, Mistake, call, expect_close, expect_float_list,
+                                  expect_gradients,
                                   parameter_leaves, require_function)
 from utils.mlp import branch_to_skip_ratios as _reference_ratios
 from utils.mlp import make_mlp
@@ -191,6 +192,7 @@ def _check_ratios(answer) -> str:
             raise Mistake(f"`branch_to_skip_ratios` returned a list of tensors that still track gradients for "
                           f"{shown}. Return floats: `float(...)` of each ratio (under `torch.no_grad()` if you "
                           "like).")
+        got = expect_float_list(got, name="branch_to_skip_ratios", shown=shown)
         want = _reference_ratios(model, x)
         expect_close(got, want, name="branch_to_skip_ratios", shown=shown, mistakes=_ratio_mistakes(model, x),
                      rtol=1e-6, atol=1e-9)

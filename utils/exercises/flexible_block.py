@@ -169,6 +169,13 @@ def _instance(answer, d: int) -> nn.Module:
                       "it is not among block.parameters(), and no optimiser would update it. Wrap the zero "
                       "tensor in `nn.Parameter(...)`, PyTorch's wrapper that makes a tensor a learnable weight "
                       "of its module.")
+    if "alpha" not in dict(block.named_parameters(recurse=False)):
+        raise Mistake("`alpha` is defined in the class body, not in __init__, so every ReZeroBlock shares that "
+                      "one gate and the module does not register it as its own weight. Write "
+                      "`self.alpha = nn.Parameter(...)` inside __init__.")
+    if not alpha.requires_grad:
+        raise Mistake(f"`alpha` does not require a gradient (requires_grad=False). {GATE_WHY} Leave "
+                      "nn.Parameter's default, requires_grad=True.")
     if alpha.numel() != 1:
         raise Mistake(f"`alpha` has {alpha.numel()} numbers; ReZero uses one scalar per block.")
     if float(alpha.detach()) != 0.0:
