@@ -150,13 +150,14 @@ def require_function(answer, name: str, parameters: int) -> Callable:
     return answer
 
 
-def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, time_limit: float = TIME_LIMIT):
+def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, time_limit: float | None = None):
     """Call the learner's function on copies of ``args``; turn any exception, an edit of
     an input in place, or a call that runs past ``time_limit`` seconds into a
     :class:`Mistake` that says on which input (``shown``). Global state the call changes
     is put back. ``copies=False`` passes ``args`` themselves (for a gradient check, whose
     leaves must be the ones the learner's result is built from; no in-place check then)."""
     passed = copy.deepcopy(args) if copies else args
+    time_limit = TIME_LIMIT if time_limit is None else time_limit
     try:
         with _state_kept(), _time_limit(time_limit):
             result = answer(*passed)
@@ -184,13 +185,16 @@ def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, ti
                           "stay with torch operations.") from None
         raise Mistake(f"`{name}` raised {type(error).__name__} ({error}) when called with {shown}.") from None
     for position, (original, passed) in enumerate(zip(args, passed) if copies else ()):
+        given = _parameter_name(answer, position)
+        argument = f"`{given}`" if given else f"number {position + 1}"
         if not _same(original, passed):  # values first: `x += f` also switches requires_grad on
             if hasattr(original, "state_dict") and hasattr(original, "modules"):  # a torch model
                 raise Mistake(f"`{name}` changed the model you were given in place (its blocks, weights or BatchNorm "
-                              f"statistics) when called with {shown}: work on `copy.deepcopy(model)`.")
-            raise Mistake(f"`{name}` changed its argument number {position + 1} in place when called with "
+                              f"statistics) when called with {shown}: work on `copy.deepcopy({given or 'model'})`.")
+            raise Mistake(f"`{name}` changed its argument {argument} in place when called with "
                           f"{shown}. Compute a new value instead (for example `x + f` rather than `x += f`): "
-                          "the caller still needs its input.")
+                          "the caller still needs its input. (Putting an entry back afterwards is not enough: "
+                          "x + eps - 2 eps + eps is not exactly x once rounded.)")
         after = _named_parameters(passed)
         frozen = [n for n, p in _named_parameters(original).items()
                   if p.requires_grad and n in after and not after[n].requires_grad]
@@ -200,8 +204,8 @@ def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, ti
                           "gradients, use `with torch.no_grad():` instead, which changes no weight.")
         flag = getattr(original, "requires_grad", None)
         if isinstance(flag, bool) and flag != getattr(passed, "requires_grad", flag):
-            raise Mistake(f"`{name}` switched {'off' if flag else 'on'} requires_grad of its argument number "
-                          f"{position + 1} when called with {shown}. Work on a copy (for example "
+            raise Mistake(f"`{name}` switched {'off' if flag else 'on'} requires_grad of its argument "
+                          f"{argument} when called with {shown}. Work on a copy (for example "
                           "x.detach().clone().requires_grad_(True)): the caller's tensor must stay as it was.")
     if result is None:
         raise Mistake(f"`{name}` returned None when called with {shown}. Did you forget `return`?")
@@ -365,9 +369,10 @@ def name_by_shape(got: np.ndarray, want: np.ndarray, *, rtol: float = 1e-6, atol
                 "matrix product, or which index counts the rows.")
     if worst <= 1e-4 * max(scale, 1.0):
         return (f"your result differs from the right one only at the level of rounding (by up to {worst:.2g}): "
-                "the formula looks right, but some step ran in lower precision or with a slightly different "
-                "constant. Keep every step in float64 (no `.float()`, `np.float32` or torch.tensor without "
-                "dtype), and use the constants exactly as the task gives them.")
+                "the formula looks right, but some step ran in lower precision, with a slightly different "
+                "constant, or the result was rounded. Keep every step in float64 (no `.float()`, `np.float32` or "
+                "torch.tensor without dtype), use the constants exactly as the task gives them, and round only "
+                "when you print.")
     usable = np.abs(want) > 1e-12 * max(scale, 1e-300)
     if want.size > 1 and usable.any() and scale > atol:  # for one number, any wrong value is "a factor"
         ratios = got[usable] / want[usable]
@@ -479,6 +484,16 @@ def cases_from_seed(seed: int, count: int, make: Callable[[np.random.Generator],
     count = check_int("count", count, minimum=1, maximum=100)
     rng = np.random.default_rng(seed)
     return [make(rng) for _ in range(count)]
+
+
+def _parameter_name(answer, position: int) -> str | None:
+    """The name the learner gave to argument ``position`` (None if it cannot be read)."""
+    try:
+        names = [p.name for p in inspect.signature(answer).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        names = []
+    return names[position] if position < len(names) else None
 
 
 def _named_parameters(value) -> dict:

@@ -106,6 +106,11 @@ def _check_looks_linear(answer) -> str:
             (torch.cat([u, -u], dim=0), "you stacked U and -U on top of each other (shape (2 out, in)). Put them "
                                         "side by side, torch.cat([...], dim=1): the layer reads 2 in numbers."),
             (u, "you returned U itself; the layer after CReLU reads twice as many numbers, [U, -U]."),
+            (torch.cat([u.T, -u.T], dim=1), "you used U's transpose: the weight is [U, -U] with U as given, of shape "
+                                             "(out, in), so the result has shape (out, 2 in)."),
+            (torch.stack([u, -u], dim=2).reshape(rows, 2 * cols),
+             "your columns interleave U and -U (u_1, -u_1, u_2, -u_2, ...). crelu(x) puts all of ReLU(x) first, "
+             "then all of ReLU(-x): put U and -U side by side as two blocks, torch.cat([...], dim=1)."),
         ]
         expect_close(got, want, name="looks_linear", shown=shown, mistakes=mistakes, rtol=1e-12, atol=1e-12)
         leaf = u.clone().requires_grad_()
