@@ -15,7 +15,7 @@ CASES = [
         ("W2 transposed", "def residual_forward(x, W1, W2):\n    return x + np.maximum(W1 @ x, 0.0) @ W2\n",
          "W2 is transposed"),
         ("in place", "def residual_forward(x, W1, W2):\n    x += W2 @ np.maximum(W1 @ x, 0.0)\n    return x\n",
-         "changed its argument number 1 in place"),
+         "changed its argument `x` in place"),
         ("ReLU of the sum", "def residual_forward(x, W1, W2):\n    return np.maximum(x + W2 @ np.maximum(W1 @ x, 0.0), 0.0)\n",
          "you applied a ReLU to the sum"),
         ("* for @", "def residual_forward(x, W1, W2):\n    return x + W2 * np.maximum(W1 * x, 0.0)\n",

@@ -43,9 +43,9 @@ def _raises(x):
     (lambda x: tuple(2 * x) + (0.0,), False, "returned a tuple of 3 items for x = [1, -2]; expected shape (2,)"),
     (lambda x: {"double": 2 * x}, False, "returned a dict (keys 'double')"),
     (lambda x: None, False, "returned None"),
-    (lambda x: "two", False, "returned a str"),
+    (lambda x: "two", False, "returned text (a string)"),
     (lambda x: x * np.nan, False, "returned NaN for x = [1, -2]; the right result is finite"),
-    (_in_place, False, "changed its argument number 1 in place"),
+    (_in_place, False, "changed its argument `x` in place"),
     (_raises, False, "raised ZeroDivisionError (division by zero) when called with x = [1, -2]"),
     (_not_done, False, "Replace the `raise NotImplementedError`"),
     (None, False, "got None instead of your function `double`"),
@@ -189,7 +189,7 @@ def test_call_sees_an_in_place_edit_of_a_tensor_and_of_a_module():
             module.weight.zero_()
         return module.weight
 
-    with pytest.raises(Mistake, match=r"changed the model you were given in place .* work on `copy.deepcopy\(model\)`"):
+    with pytest.raises(Mistake, match=r"changed the model you were given in place .* work on `copy.deepcopy\(module\)`"):
         core.call(zero_weights, layer, name="f", shown="a layer")
     assert core.call(lambda m: m.weight.sum(), layer, name="f", shown="a layer") is not None
 
@@ -218,7 +218,7 @@ def test_call_sees_requires_grad_switched_on_the_callers_tensor():
         t.requires_grad_(True)
         return t.sum()
 
-    with pytest.raises(Mistake, match="switched on requires_grad of its argument number 1"):
+    with pytest.raises(Mistake, match="switched on requires_grad of its argument `t`"):
         core.call(switch_on, torch.ones(3), name="f", shown="t")
     gate = torch.zeros((), requires_grad=True)
     assert float(core.call(lambda t: t.detach() + 1, gate, name="f", shown="a gate")) == 1.0
@@ -231,7 +231,7 @@ def test_an_in_place_add_of_a_grad_branch_is_named_in_place_not_requires_grad():
         x += branch  # switches requires_grad on too: the in-place edit is the mistake to name
         return x
 
-    with pytest.raises(Mistake, match=r"changed its argument number 1 in place .* `x \+ f` rather than `x \+= f`"):
+    with pytest.raises(Mistake, match=r"changed its argument `x` in place .* `x \+ f` rather than `x \+= f`"):
         core.call(add_in_place, torch.zeros(3), name="f", shown="x")
 
 
@@ -305,3 +305,75 @@ def test_parameter_leaves_calls_one_number_a_gate():
     leaves = core.parameter_leaves(block, "self.")
     assert list(leaves) == ["`self.weight`", "`self.bias`", "`self.alpha`"]
     assert leaves["`self.alpha`"][1] == core.GATE_WHY and leaves["`self.weight`"][1] == core.WEIGHT_WHY
+
+
+def test_expect_gradients_names_a_leaf_that_requires_no_gradient():
+    x, gate, leaves = _gate_leaves()
+    frozen = gate.detach()
+    leaves["the gate"] = (frozen, core.GATE_WHY)
+    with pytest.raises(Mistake, match="the gate does not require a gradient"):
+        core.expect_gradients(x + frozen * torch.tanh(x), x + frozen * torch.tanh(x), leaves, name="f", shown="x")
+
+
+@pytest.mark.parametrize("value, fragment", [
+    ({0: 1.0}, "returned a dict \\(keys 0\\)"),
+    ((v for v in [1.0]), "a generator expression makes one"),
+    (torch.ones(2), "returned a tensor of shape"),
+    ([1.0, torch.tensor(2.0)], "item 1 of the list"),
+    ([True], "item 0 of the list"),
+])
+def test_expect_float_list_names_what_is_not_a_list_of_numbers(value, fragment):
+    with pytest.raises(Mistake, match=fragment):
+        core.expect_float_list(value, name="f", shown="x")
+
+
+def test_expect_float_list_gives_floats_for_numbers_of_any_kind():
+    got = core.expect_float_list((1, np.float32(0.5), 2.5), name="f", shown="x")
+    assert got == [1.0, 0.5, 2.5] and all(type(v) is float for v in got)
+
+
+def test_a_check_starts_from_the_defaults_whatever_the_notebook_switched():
+    def needs_autograd_and_default_errors(x):
+        leaf = torch.tensor(x, requires_grad=True)
+        (leaf ** 2).sum().backward()
+        np.cumprod(np.full(800, 0.05))  # underflows to 0: fine under NumPy's default error state
+        return 2 * x
+
+    previous = np.seterr(all="raise")
+    try:
+        with torch.no_grad():
+            torch.set_default_dtype(torch.float64)
+            feedback = DOUBLE.check(needs_autograd_and_default_errors)
+            assert not torch.is_grad_enabled() and torch.get_default_dtype() == torch.float64
+        assert np.geterr()["under"] == "raise"
+    finally:
+        np.seterr(**previous)
+        torch.set_default_dtype(torch.float32)
+    assert feedback.passed, feedback.message
+
+
+def test_an_answer_that_asks_numpy_to_raise_is_told_why_it_stopped():
+    def raising(x):
+        np.seterr(all="raise")
+        np.cumprod(np.full(800, 0.05))
+        return 2 * x
+
+    assert "NumPy was told to stop at floating-point errors" in DOUBLE.check(raising).message
+
+
+def test_a_timeout_spent_printing_says_so(monkeypatch):
+    monkeypatch.setattr(core, "TIME_LIMIT", 0.5)
+
+    def chatty(x):
+        while True:
+            print("x" * 1000)
+
+    message = DOUBLE.check(chatty).message
+    assert "still running after" in message and "take the print out of the loop" in message
+
+
+@pytest.mark.parametrize("value", [np.array([1.0, 2.0, 3.0]), [1.0, 2.0], 4.0])
+def test_one_wrong_number_is_not_called_a_constant_factor_but_an_array_is(value):
+    want = np.asarray(value, dtype=np.float64)
+    said = core.name_by_shape(3 * want, want)
+    assert (said is not None and "times the right one" in said) == (want.size > 1)

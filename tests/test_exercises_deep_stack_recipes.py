@@ -72,6 +72,8 @@ CASES = [
         ("twice-the-scale", _stream("h + 2 * f(h) / math.sqrt(L)"), "scaled each branch's write by"),
         ("write-detached", _stream("h + (f(h) / math.sqrt(L)).detach()"), "no gradient reaches branch 1's weight"),
         ("write-subtracted", _stream("h - f(h) / math.sqrt(L)"), "the branch's write is subtracted"),
+        ("reads-scaled", _stream("h + f(h / math.sqrt(L))"), "scaled what each branch reads"),
+        ("float32-scale", _stream("h + float(np.float32(1 / math.sqrt(L))) * f(h)"), "rounded to lower precision"),
     ]),
 ]
 

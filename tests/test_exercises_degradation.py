@@ -37,6 +37,16 @@ CASES = [
         ("branch detached", _BLOCK + "        return torch.relu(x + branch.detach())\n", "no gradient reaches `self.linear1.weight`"),
         ("skip rebuilt with torch.tensor", _BLOCK + "        return torch.relu(torch.tensor(x.tolist(), dtype=x.dtype) + branch)\n",
          "the gradient with respect to x is off"),
+        ("training mode forced", _BLOCK.replace("    def forward(self, x):\n", "    def forward(self, x):\n        self.train()\n")
+         + "        return torch.relu(x + branch)\n", "switched the block back to training mode"),
+        ("BatchNorm with batch statistics only", _BLOCK.replace(
+            "        branch = self.norm2(self.linear2(torch.relu(self.norm1(self.linear1(x)))))\n",
+            "        bn = lambda n, h: F.batch_norm(h, None, None, n.weight, n.bias, training=True)\n"
+            "        branch = bn(self.norm2, self.linear2(torch.relu(bn(self.norm1, self.linear1(x)))))\n")
+         + "        return torch.relu(x + branch)\n", "still normalises with each batch's own mean"),
+        ("a frozen weight", _BLOCK.replace("        self.norm2 = nn.BatchNorm1d(width)\n",
+                                           "        self.norm2 = nn.BatchNorm1d(width)\n        self.linear2.weight.requires_grad_(False)\n")
+         + "        return torch.relu(x + branch)\n", "`self.linear2.weight` does not require a gradient"),
     ]),
     ExerciseCases(ex.branch_to_skip_ratios, NOTEBOOK, "branch_to_skip_ratios", wrong=[
         ("std instead of variance", _RATIOS + "        ratios.append(float(block.branch(h).std() / h.std()))\n"
@@ -55,6 +65,8 @@ CASES = [
          "        ratios.append(float(branch.var() / h.var()))\n    return ratios\n", "after adding the branch"),
         ("ratio after the block", _RATIOS + "        branch = block.branch(h)\n        h = block(h)\n"
          "        ratios.append(float(branch.var() / h.var()))\n    return ratios\n", "after moving h on"),
+        ("detached tensors", _RATIOS + "        ratios.append((block.branch(h).var() / h.var()).detach())\n"
+         "        h = block(h)\n    return ratios\n", "not a number"),
         ("changed the model", "def branch_to_skip_ratios(model, x):\n    model.train()\n"
          "    h, ratios = model.stem(x), []\n    for block in model.blocks:\n"
          "        ratios.append(float(block.branch(h).var() / h.var()))\n        h = block(h)\n    return ratios\n",

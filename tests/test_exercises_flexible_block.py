@@ -57,6 +57,16 @@ CASES = [
         ("alpha a float", _rezero("self.alpha = 0.0", _RIGHT), "`alpha` is a float, so the module does not register it"),
         ("alpha a plain tensor", _rezero("self.alpha = torch.zeros(())", _RIGHT), "Wrap the zero tensor in `nn.Parameter(...)`"),
         ("alpha starts at 1", _rezero("self.alpha = nn.Parameter(torch.ones(()))", _RIGHT), "ReZero starts it at 0"),
+        ("alpha frozen", _rezero("self.alpha = nn.Parameter(torch.zeros(()), requires_grad=False)", _RIGHT),
+         "requires_grad=False"),
+        ("alpha a class attribute", "class ReZeroBlock(nn.Module):\n    alpha = nn.Parameter(torch.zeros(()))\n"
+         "    def __init__(self, d):\n        super().__init__()\n        self.fc1 = nn.Linear(d, 4 * d)\n"
+         "        self.fc2 = nn.Linear(4 * d, d)\n\n    def forward(self, x):\n        return " + _RIGHT + "\n",
+         "defined in the class body"),
+        ("alpha misspelled", _rezero("self.alfa = nn.Parameter(torch.zeros(()))", _RIGHT.replace("alpha", "alfa")),
+         "has no `self.alpha` (its own parameters: alfa)"),
+        ("default dtype switched", _rezero(_ALPHA + "\n        torch.set_default_dtype(torch.float64)\n"
+                                           "        self.fc2 = nn.Linear(4 * d, d)", _RIGHT), "not torch's default float32"),
         ("returns the branch", _rezero(_ALPHA, "self.alpha * self.fc2(F.gelu(self.fc1(x)))"), "your block outputs 0"),
         ("alpha on x", _rezero(_ALPHA, "self.alpha * x + self.fc2(F.gelu(self.fc1(x)))"), "alpha multiplies x"),
         ("no gate", _rezero(_ALPHA, "x + self.fc2(F.gelu(self.fc1(x)))"), "the gate is missing"),

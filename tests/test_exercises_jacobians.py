@@ -26,6 +26,9 @@ CASES = [
          "is float32: keep it in float64. Your formula may be right"),
     ]),
     ExerciseCases(ex.finite_difference_jacobian, NOTEBOOK, "finite_difference_jacobian", wrong=[
+        ("a fixed step", "def finite_difference_jacobian(f, x, eps):\n    d = x.shape[0]\n"
+         "    return np.stack([(f(x + np.eye(d)[j] * 1e-5) - f(x - np.eye(d)[j] * 1e-5)) / 2e-5 for j in range(d)], axis=1)\n",
+         "does not use the step eps it was given"),
         ("one-sided", _FD + "        columns.append((f(x + step) - f(x)) / eps)\n    return np.stack(columns, axis=1)\n",
          "one-sided difference"),
         ("transposed", _FD + "        columns.append((f(x + step) - f(x - step)) / (2 * eps))\n    return np.stack(columns)\n",

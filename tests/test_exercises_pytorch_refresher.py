@@ -48,6 +48,8 @@ CASES = [
          "no gradient reaches x through them"),
         ("NumPy detour", _LN + "    y = (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False, keepdim=True) + eps)\n"
          "    return torch.from_numpy((gamma * y + beta).numpy())\n", "Autograd cannot follow a detour through NumPy"),
+        ("torch's own LayerNorm", "def layer_norm(x, gamma, beta, eps):\n"
+         "    return F.layer_norm(x, (x.shape[-1],), gamma, beta, eps)\n", "calls torch's own LayerNorm"),
     ]),
     ExerciseCases(ex.gradient_check, NOTEBOOK, "gradient_check", wrong=[
         ("one-sided", _GC + "        out[i] = (f((flat + step).reshape(x.shape)) - f(x.detach())) / h\n"
@@ -75,6 +77,17 @@ CASES = [
          "    return x.grad, out.reshape(x.shape)\n", "switched on requires_grad"),
         ("three results", _GC + "        out[i] = (f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / (2 * h)\n"
          "    return leaf.grad, out.reshape(x.shape), h\n", "it returned a tuple of 3 items"),
+        ("a fixed step", _GC.replace("step[i] = h", "step[i] = 1e-6")
+         + "        out[i] = (f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / 2e-6\n"
+         "    return leaf.grad, out.reshape(x.shape)\n", "does not use the step h it was given"),
+        ("autograd's gradient twice", _GC + "        pass\n    return leaf.grad, leaf.grad.clone()\n",
+         "autograd's gradient returned twice"),
+        ("the pair swapped", _GC + "        out[i] = (f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / (2 * h)\n"
+         "    return out.reshape(x.shape), leaf.grad\n", "Return the pair in the order"),
+        ("the graph cut by .item()", _GC.replace("    f(leaf).backward()\n",
+         "    torch.tensor(f(leaf).item(), requires_grad=True).backward()\n")
+         + "        out[i] = (f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / (2 * h)\n"
+         "    return leaf.grad, out.reshape(x.shape)\n", "leaf.grad stays None"),
     ]),
 ]
 

@@ -77,6 +77,13 @@ CASES = [
         ("added-twice", _variances("float(h.pow(2).mean())", step="h + block(h)"), "you added h again"),
         ("never-updated", _variances("float(h.pow(2).mean())", step="block(x)"), "you passed x to every block"),
         ("whole-var", _variances("float(h.var(unbiased=False))"), "the variance about the stream's mean"),
+        ("dict", "def stream_variances(x, blocks):\n    h, out = x, {0: float(x.pow(2).mean())}\n"
+         "    for i, block in enumerate(blocks):\n        h = block(h)\n        out[i + 1] = float(h.pow(2).mean())\n"
+         "    return out\n", "returned a dict"),
+        ("generator", "def stream_variances(x, blocks):\n    def states(h):\n        yield h\n"
+         "        for block in blocks:\n            h = block(h)\n            yield h\n"
+         "    return (float(h.pow(2).mean()) for h in states(x))\n", "generator expression"),
+        ("tensors", _variances("h.pow(2).mean()"), "not a number"),
     ]),
 ]
 

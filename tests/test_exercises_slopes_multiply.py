@@ -22,8 +22,10 @@ CASES = [
          + "    return np.concatenate([[1.0], np.cumprod(factors)])\n", "one entry too many"),
         ("whole stack only", "def stack_slopes(layer_slopes, residual):\n" + FACTORS + "    return np.prod(factors)\n",
          "only the slope of the whole stack"),
+        ("from the last layer back", "def stack_slopes(layer_slopes, residual):\n" + FACTORS
+         + "    return np.cumprod(factors[::-1])\n", "from the last one back"),
         ("edited in place", "def stack_slopes(layer_slopes, residual):\n    if residual:\n        layer_slopes += 1\n"
-                            "    return np.cumprod(layer_slopes)\n", "changed its argument number 1 in place"),
+                            "    return np.cumprod(layer_slopes)\n", "changed its argument `layer_slopes` in place"),
         ("1 added once", "def stack_slopes(layer_slopes, residual):\n    p = np.cumprod(layer_slopes)\n"
                          "    return 1 + p if residual else p\n", "you added the 1 once"),
         ("float32", "def stack_slopes(layer_slopes, residual):\n" + FACTORS

@@ -42,8 +42,13 @@ WITHOUT_THE_INPUT = NORMS.replace("for x_l in xs]", "for x_l in xs[1:]]")
 CASES = [
     ExerciseCases(ex.layernorm_gains, NOTEBOOK, "layernorm_gains", wrong=[
         ("differentiated with respect to x", GAINS_WITH_RESPECT_TO_X, "not with respect to the LayerNorm's input"),
-        ("loss output.sum()", GAINS_OF_THE_SUM, "you used output.sum()"),
+        ("loss output.sum()", GAINS_OF_THE_SUM, "or the loss is constant (output.sum()"),
         ("not divided by |g|", GAINS_NOT_DIVIDED, "divide by the norm of g"),
+        ("u detached before the LayerNorm", GAINS.replace("F.layer_norm(u,", "F.layer_norm(u.detach(),")
+         .replace("(grad,) = torch.autograd.grad(", "(grad,) = torch.autograd.grad(u.sum() * 0 + ")
+         , "every gain is 0: no gradient reached u"),
+        ("gains as text", GAINS.replace("gains.append(grad.norm().item() / g.norm().item())",
+                                        "gains.append(f'{grad.norm().item() / g.norm().item():.8f}')"), "is a str, not a number"),
     ]),
     ExerciseCases(ex.layer_gradient_norms, NOTEBOOK, "layer_gradient_norms", wrong=[
         ("loss output.sum()", NORMS_OF_THE_SUM, "gradients of output.sum()"),
@@ -55,6 +60,13 @@ CASES = [
         ("returned the gradient tensors", GRADIENT_TENSORS, "take `.norm().item()` of each"),
         ("reverse order", REVERSED, "in reverse order"),
         ("input left out", WITHOUT_THE_INPUT, "include the input x_0"),
+        ("the caller's stack frozen", NORMS.replace("    xs = [", "    stack.requires_grad_(False)\n    xs = ["),
+         "switched off requires_grad"),
+        ("the graph cut between blocks", NORMS.replace("xs.append(block(xs[-1]))", "xs.append(block(xs[-1].detach()))"),
+         "The input of block 1 does not require grad"),
+        ("a generator", NORMS.replace("return [x_l.grad.norm().item() for x_l in xs]",
+                                      "return (x_l.grad.norm().item() for x_l in xs)"), "a generator expression"),
+        ("0-d tensors", NORMS.replace("x_l.grad.norm().item()", "x_l.grad.norm()"), "is a tensor of shape ()"),
         ("a dict by layer", NORMS.replace("return [x_l.grad.norm().item() for x_l in xs]",
                                           "return {l: x_l.grad.norm().item() for l, x_l in enumerate(xs)}"),
          "returned a dict (keys 0, 1, 2, 3, ...)"),

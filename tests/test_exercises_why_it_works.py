@@ -10,6 +10,8 @@ _LAG = "def lag1_autocorrelation(values):\n    c = values - values.mean()\n"
 
 CASES = [
     ExerciseCases(ex.delete_block, NOTEBOOK, "delete_block", wrong=[
+        ("the copy retyped", _COPY.replace("copy.deepcopy(model)", "copy.deepcopy(model).float()")
+         + "    lesioned.blocks[k] = nn.Identity()\n    return lesioned\n", "has torch.float32 weights"),
         ("off by one (k + 1)", _COPY + "    lesioned.blocks[k + 1] = nn.Identity()\n    return lesioned\n",
          "you deleted block k + 1"),
         ("off by one (k - 1)", _COPY + "    lesioned.blocks[k - 1] = nn.Identity()\n    return lesioned\n",
@@ -23,6 +25,9 @@ CASES = [
          "        lesioned.blocks[i] = nn.Identity()\n    return lesioned\n", "every block after it"),
     ]),
     ExerciseCases(ex.lag1_autocorrelation, NOTEBOOK, "lag1_autocorrelation", wrong=[
+        ("a list of one number", _LAG + "    return [float(c[1:] @ c[:-1] / (c @ c))]\n", "return one number, a float"),
+        ("short sequences skipped", _LAG + "    return float(c[1:] @ c[:-1] / (c @ c)) if len(values) > 3 else 0.0\n",
+         "v = [1, 2, 4], the shortest sequence"),
         ("forgot the mean", "def lag1_autocorrelation(values):\n"
          "    return float(values[1:] @ values[:-1] / (values @ values))\n", "mean is not subtracted"),
         ("lag 0", _LAG + "    return float(c @ c / (c @ c))\n", "lag-0"),

@@ -92,6 +92,7 @@ class Exercise:
         try:
             with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), \
                     _state_kept(), _time_limit(CHECK_TIME_LIMIT):
+                _clean_start()
                 summary = self._checks(answer)
         except _TimeUp:
             return Feedback(self.title, False, f"the check was still running after {CHECK_TIME_LIMIT:g} s, so it "
@@ -104,7 +105,11 @@ class Exercise:
             return Feedback(self.title, False, _not_implemented(error, "your code", "the check's input"),
                             printed=printed.shortened())
         except Mistake as mistake:
-            return Feedback(self.title, False, str(mistake), printed=printed.shortened())
+            message = str(mistake)
+            if "still running after" in message and printed.total > 100 * SHOWN_OUTPUT:
+                message += (f" Your code printed {printed.total:,} characters meanwhile, and printing that much "
+                            "takes time itself: take the print out of the loop.")
+            return Feedback(self.title, False, message, printed=printed.shortened())
         except Exception as error:  # a checker bug must not look like the learner's fault
             return Feedback(self.title, False, f"the checker could not finish ({type(error).__name__}: {error}). "
                             "Check that your answer has the form the exercise asks for.",
@@ -145,13 +150,14 @@ def require_function(answer, name: str, parameters: int) -> Callable:
     return answer
 
 
-def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, time_limit: float = TIME_LIMIT):
+def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, time_limit: float | None = None):
     """Call the learner's function on copies of ``args``; turn any exception, an edit of
     an input in place, or a call that runs past ``time_limit`` seconds into a
     :class:`Mistake` that says on which input (``shown``). Global state the call changes
     is put back. ``copies=False`` passes ``args`` themselves (for a gradient check, whose
     leaves must be the ones the learner's result is built from; no in-place check then)."""
     passed = copy.deepcopy(args) if copies else args
+    time_limit = TIME_LIMIT if time_limit is None else time_limit
     try:
         with _state_kept(), _time_limit(time_limit):
             result = answer(*passed)
@@ -168,23 +174,38 @@ def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, ti
     except SystemExit:
         raise Mistake(f"`{name}` called exit() when called with {shown}; return a value instead.") from None
     except Exception as error:
+        if isinstance(error, FloatingPointError):
+            raise Mistake(f"`{name}` raised FloatingPointError ({error}) when called with {shown}: NumPy was told "
+                          "to stop at floating-point errors (`np.seterr(all=\"raise\")` or `np.errstate`), and "
+                          "this input makes one on purpose (a product that underflows to 0 or overflows). Leave "
+                          "NumPy's error handling at its default.") from None
         if "numpy() on Tensor that requires grad" in str(error):
             raise Mistake(f"`{name}` turned a tensor that tracks gradients into NumPy (`.numpy()`) when called with "
                           f"{shown}. Autograd cannot follow a detour through NumPy, so no gradient would flow back: "
                           "stay with torch operations.") from None
         raise Mistake(f"`{name}` raised {type(error).__name__} ({error}) when called with {shown}.") from None
     for position, (original, passed) in enumerate(zip(args, passed) if copies else ()):
+        given = _parameter_name(answer, position)
+        argument = f"`{given}`" if given else f"number {position + 1}"
         if not _same(original, passed):  # values first: `x += f` also switches requires_grad on
             if hasattr(original, "state_dict") and hasattr(original, "modules"):  # a torch model
                 raise Mistake(f"`{name}` changed the model you were given in place (its blocks, weights or BatchNorm "
-                              f"statistics) when called with {shown}: work on `copy.deepcopy(model)`.")
-            raise Mistake(f"`{name}` changed its argument number {position + 1} in place when called with "
+                              f"statistics) when called with {shown}: work on `copy.deepcopy({given or 'model'})`.")
+            raise Mistake(f"`{name}` changed its argument {argument} in place when called with "
                           f"{shown}. Compute a new value instead (for example `x + f` rather than `x += f`): "
-                          "the caller still needs its input.")
+                          "the caller still needs its input. (Putting an entry back afterwards is not enough: "
+                          "x + eps - 2 eps + eps is not exactly x once rounded.)")
+        after = _named_parameters(passed)
+        frozen = [n for n, p in _named_parameters(original).items()
+                  if p.requires_grad and n in after and not after[n].requires_grad]
+        if frozen:
+            raise Mistake(f"`{name}` switched off requires_grad of `{frozen[0]}` of the model you were given when "
+                          f"called with {shown}: the caller's model could no longer train. To compute without "
+                          "gradients, use `with torch.no_grad():` instead, which changes no weight.")
         flag = getattr(original, "requires_grad", None)
         if isinstance(flag, bool) and flag != getattr(passed, "requires_grad", flag):
-            raise Mistake(f"`{name}` switched {'off' if flag else 'on'} requires_grad of its argument number "
-                          f"{position + 1} when called with {shown}. Work on a copy (for example "
+            raise Mistake(f"`{name}` switched {'off' if flag else 'on'} requires_grad of its argument "
+                          f"{argument} when called with {shown}. Work on a copy (for example "
                           "x.detach().clone().requires_grad_(True)): the caller's tensor must stay as it was.")
     if result is None:
         raise Mistake(f"`{name}` returned None when called with {shown}. Did you forget `return`?")
@@ -200,12 +221,41 @@ def as_array(value, name: str, shown: str) -> np.ndarray:
                       "array, a tensor or a list, in the order the task gives.")
     if hasattr(value, "detach"):
         value = value.detach().cpu().numpy()
+    if _holds_text(value):
+        raise Mistake(f"`{name}` returned text (a string) for {shown}, not numbers: return the numbers themselves; "
+                      "round or format them only when you print them.")
     try:
         array = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError, RuntimeError):
         raise Mistake(f"`{name}` returned a {type(value).__name__} for {shown}; it should return numbers "
                       "(an array).") from None
     return array
+
+
+def expect_float_list(value, *, name: str, shown: str) -> list[float]:
+    """A result the task asks for as a list of Python floats, returned as one; a generator, a
+    dict, a tensor or a list holding tensors is named plainly rather than converted."""
+    if isinstance(value, dict):
+        as_array(value, name, shown)  # names the dict and its keys
+    if not isinstance(value, (list, tuple)):
+        hint = (" (a generator expression makes one: put it in square brackets, or inside list(...))"
+                if inspect.isgenerator(value) else "")
+        raise Mistake(f"`{name}` returned {describe_container(value)}{hint} for {shown}; return a list of "
+                      "Python floats.")
+    for i, item in enumerate(value):
+        if not isinstance(item, (int, float, np.floating, np.integer)) or isinstance(item, bool):
+            raise Mistake(f"item {i} of the list `{name}` returned for {shown} is {describe_container(item)}, not a "
+                          "number: convert each value with float(...) before you append it.")
+    return [float(item) for item in value]
+
+
+def _holds_text(value) -> bool:
+    """Whether a result is, or contains, strings: NumPy would turn "0.5" into 0.5 silently."""
+    if isinstance(value, (str, bytes)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "SUO" and any(_holds_text(item) for item in value.reshape(-1))
+    return isinstance(value, (list, tuple)) and any(_holds_text(item) for item in value)
 
 
 def describe_container(value) -> str:
@@ -319,11 +369,12 @@ def name_by_shape(got: np.ndarray, want: np.ndarray, *, rtol: float = 1e-6, atol
                 "matrix product, or which index counts the rows.")
     if worst <= 1e-4 * max(scale, 1.0):
         return (f"your result differs from the right one only at the level of rounding (by up to {worst:.2g}): "
-                "the formula looks right, but some step ran in lower precision or with another small constant. "
-                "Keep every step in float64 (no `.float()`, `np.float32` or torch.tensor without dtype), and "
-                "use the eps the task gives.")
+                "the formula looks right, but some step ran in lower precision, with a slightly different "
+                "constant, or the result was rounded. Keep every step in float64 (no `.float()`, `np.float32` or "
+                "torch.tensor without dtype), use the constants exactly as the task gives them, and round only "
+                "when you print.")
     usable = np.abs(want) > 1e-12 * max(scale, 1e-300)
-    if usable.any() and scale > atol:
+    if want.size > 1 and usable.any() and scale > atol:  # for one number, any wrong value is "a factor"
         ratios = got[usable] / want[usable]
         ratio = float(np.median(ratios))
         if ratio != 0 and close(got, ratio * want) and abs(ratio - 1) > 1e-4:
@@ -368,10 +419,17 @@ def expect_gradients(got, want, leaves: dict, *, name: str, shown: str, rtol: fl
     torch = sys.modules["torch"]
     names = list(leaves)
     tensors = [leaves[n][0] for n in names]
+    for what, tensor in zip(names, tensors):
+        if not tensor.requires_grad:
+            raise Mistake(f"for {shown}: {what} does not require a gradient (requires_grad is False), so no "
+                          f"gradient can reach it and training could never change it. {leaves[what][1]}")
     projection = torch.randn(tuple(want.shape), generator=torch.Generator().manual_seed(0), dtype=want.dtype)
+    if not isinstance(got, torch.Tensor):
+        raise Mistake(f"for {shown}: `{name}` returned {describe_container(got)}. Return a torch tensor: "
+                      "gradients flow back only through tensors that autograd built.")
     with torch.enable_grad():
         wanted = torch.autograd.grad((want * projection).sum(), tensors, allow_unused=True, retain_graph=True)
-        if not isinstance(got, torch.Tensor) or not got.requires_grad:
+        if not got.requires_grad:
             found = [None] * len(tensors)
         else:
             try:
@@ -381,7 +439,7 @@ def expect_gradients(got, want, leaves: dict, *, name: str, shown: str, rtol: fl
                 raise Mistake(f"for {shown}: your output has the right values, but backpropagating through it "
                               f"fails ({error}). Compute new tensors instead of changing one in place.") from None
     cut = ("the part of your computation that uses it is cut from autograd's graph (by `.item()`, `float(...)`, "
-           "`.detach()`, `.data`, `torch.tensor(...)` of a tensor, or a detour through NumPy)")
+           "`.detach()`, `.data`, `torch.tensor(...)` of a tensor, `torch.no_grad()`, or a detour through NumPy)")
     wanted = [torch.zeros_like(t) if g is None else g for t, g in zip(tensors, wanted)]
     found = [torch.zeros_like(t) if g is None else g.to(t.dtype) for t, g in zip(tensors, found)]
     for what, right, mine in zip(names, wanted, found):  # a tensor cut off entirely says most
@@ -392,10 +450,11 @@ def expect_gradients(got, want, leaves: dict, *, name: str, shown: str, rtol: fl
         why = leaves[what][1]
         if not torch.allclose(mine, right, rtol=rtol, atol=atol):
             worst = float((mine - right).abs().max())
-            raise Mistake(f"for {shown}: `{name}` gives the right values, but the gradient with respect to {what} "
-                          f"is off by up to {worst:.3g}: part of the way from {what} to the output is cut from "
-                          f"autograd's graph or bypasses it (`.detach()`, `.data`, `.item()`, a copy made with "
-                          f"torch.tensor). {why}")
+            raise Mistake(f"for {shown}: `{name}` gives the right values here, but the gradient with respect to "
+                          f"{what} is off by up to {worst:.3g}. Either part of the way from {what} to the output "
+                          "is cut from autograd's graph (`.detach()`, `.data`, `.item()`, `torch.no_grad()`, a "
+                          "copy made with torch.tensor), or your formula is another function that happens to agree with the "
+                          f"task's on these inputs: compare it with the task's, term by term. {why}")
 
 
 def parameter_leaves(module, prefix: str = "") -> dict:
@@ -425,6 +484,21 @@ def cases_from_seed(seed: int, count: int, make: Callable[[np.random.Generator],
     count = check_int("count", count, minimum=1, maximum=100)
     rng = np.random.default_rng(seed)
     return [make(rng) for _ in range(count)]
+
+
+def _parameter_name(answer, position: int) -> str | None:
+    """The name the learner gave to argument ``position`` (None if it cannot be read)."""
+    try:
+        names = [p.name for p in inspect.signature(answer).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        names = []
+    return names[position] if position < len(names) else None
+
+
+def _named_parameters(value) -> dict:
+    """A torch model's parameters by name ({} for anything else)."""
+    return dict(value.named_parameters()) if hasattr(value, "named_parameters") else {}
 
 
 def _same(a, b) -> bool:
@@ -504,6 +578,17 @@ def _state_kept():
             torch.random.set_rng_state(torch_random)
 
 
+def _clean_start() -> None:
+    """A check starts from the defaults, whatever an earlier cell of the notebook switched
+    (`torch.set_grad_enabled(False)`, `np.seterr(all="raise")`, a float64 default dtype):
+    a right answer must pass in any kernel. :func:`_state_kept` puts the learner's back."""
+    np.seterr(all="warn", under="ignore")
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_grad_enabled(True)
+        torch.set_default_dtype(torch.float32)
+
+
 class _Captured(io.TextIOBase):
     """Keeps the first characters the learner's code prints and counts the rest, so a
     print in a long loop cannot flood the notebook."""
@@ -522,6 +607,11 @@ class _Captured(io.TextIOBase):
             self._head.append(text[:room])
         self._total += len(text)
         return len(text)
+
+    @property
+    def total(self) -> int:
+        """How many characters were printed in all."""
+        return self._total
 
     def shortened(self) -> str:
         head = "".join(self._head).strip()

@@ -56,6 +56,28 @@ def _why_factor(factor: float, L: int) -> str:
     return "Check the exponent and what L counts (the number of branches, len(model.blocks))."
 
 
+def _first_wrong_part(model, got, inner: float, L: int) -> str:
+    """Which of Fixup's changes a wrong copy misses, looked at part by part (the mistakes
+    list knows only whole wrong recipes)."""
+    state, given = got.state_dict(), model.state_dict()
+    for i in range(L):
+        if state[f"blocks.{i}.fc2.weight"].abs().max() > 0:
+            return (f"the last layer of `blocks[{i}]` (its fc2, of {L} blocks) is not zero. Fixup zero-initialises the last layer "
+                    "of every branch, so every block starts as the identity.")
+    if state["head.weight"].abs().max() > 0:
+        return "the classifier (model.head) is not zero. Fixup zero-initialises its weight too."
+    for name in given:
+        if (name.endswith("bias") or name.startswith("stem")) and not torch.equal(state[name], given[name]):
+            return (f"`{name}` changed. Fixup changes only the weights of fc1, fc2 and the head; leave the stem "
+                    "and every bias as they are.")
+    factor = _fc1_factor(model, got)
+    if factor is None:
+        return ("the inner layers (fc1) are not all scaled by one factor. Multiply the weight of fc1 in every block "
+                f"by the same L ** -0.5 = {inner:.3g}.")
+    return (f"your inner layers (fc1) are scaled by {factor:.4g}; Fixup's factor is L^(-1/(2m-2)) with m = 2, that "
+            f"is L ** -0.5 = {inner:.4g}. " + _why_factor(factor, L))
+
+
 def _check_trainable_copy(model, got, shown) -> None:
     """Fixup changes only where training starts: the copy must still train, like the model given."""
     given = dict(model.named_parameters())
@@ -128,12 +150,9 @@ def _check_fixup(answer) -> str:
         try:
             expect_close(_weights(got, keys), want, name="fixup", shown=shown, mistakes=mistakes, rtol=1e-6, atol=1e-9)
         except Mistake as mistake:
-            factor = _fc1_factor(model, got)
-            if "gives wrong values" in str(mistake) and factor is not None and not math.isclose(factor, inner):
-                raise Mistake(f"for {shown}: your inner layers (fc1) are scaled by {factor:.3g}; Fixup's factor is "
-                              f"L^(-1/(2m-2)) with m = 2, that is L ** -0.5 = {inner:.3g}. "
-                              + _why_factor(factor, L)) from None
-            raise
+            if "gives wrong values" not in str(mistake):
+                raise
+            raise Mistake(f"for {shown}: " + _first_wrong_part(model, got, inner, L)) from None
         for name, value in got.state_dict().items():
             if name.endswith("gain") and float(value) != 1.0:
                 raise Mistake(f"{name} is {float(value):g}: Fixup's scalar multiplier starts at 1.")
@@ -157,12 +176,15 @@ fixup = Exercise(
 
 
 def _branches(count: int, width: int, seed: int):
-    """``count`` fixed branch functions of width ``width`` (Linear, ReLU, Linear, He-normal)."""
+    """``count`` fixed branch functions of width ``width`` (Linear with a bias, ReLU, Linear,
+    He-normal). The bias matters: without it F(h / c) = F(h) / c, and scaling what a branch
+    reads could not be told from scaling what it writes."""
     generator = torch.Generator().manual_seed(seed)
     layers = [(torch.randn(width, width, generator=generator, dtype=torch.float64) * math.sqrt(2 / width),
+               torch.randn(width, generator=generator, dtype=torch.float64),
                torch.randn(width, width, generator=generator, dtype=torch.float64) * math.sqrt(2 / width))
               for _ in range(count)]
-    return tuple(lambda h, a=a, b=b: torch.relu(h @ a) @ b for a, b in layers)
+    return tuple(lambda h, a=a, c=c, b=b: torch.relu(h @ a + c) @ b for a, c, b in layers)
 
 
 def _run(x, branches, step) -> np.ndarray:
@@ -223,6 +245,9 @@ def _check_scaled(answer) -> str:
         mistakes = [
             (_run(x, branches, lambda h, f: h + f(h) / len(branches)),
              "you scaled each branch by 1/L. The recipe's constant is 1/sqrt(L): math.sqrt(L)."),
+            (_run(x, branches, lambda h, f: h + f(s * h)),
+             "you scaled what each branch reads, F(h / sqrt(L)). The recipe scales what it writes: "
+             "h + F(h) / sqrt(L), the branch applied to h itself."),
             (_run(x, branches, lambda h, f: s * h + f(h)),
              "you scaled the skip path instead of the branch. The skip path must carry h unchanged (a clean "
              "identity); only the branch's write F(h) is multiplied by 1/sqrt(L)."),
@@ -250,10 +275,14 @@ def _check_scaled(answer) -> str:
              "every state equals x: the branches' writes are never added to the stream."),
         ]
         scale = _scale_used(got, x, branches)
-        if scale is not None and abs(scale - s) > 1e-9:
+        if scale is not None and abs(scale - s) > 1e-6 * s:
             mistakes.append((_run(x, branches, lambda h, f: h + scale * f(h)),
                              f"you scaled each branch's write by {scale:.4g}; the recipe's scale is 1/sqrt(L) = "
                              f"{s:.4g} for these {len(branches)} branches."))
+        elif scale is not None and scale != s:
+            mistakes.append((_run(x, branches, lambda h, f: h + scale * f(h)),
+                             f"your scale, {scale:.10g}, is 1/sqrt(L) = {s:.10g} rounded to lower precision "
+                             "(float32, or a rounded constant). Compute it in float64: 1 / math.sqrt(L)."))
         expect_close(got, want, name="scaled_stream", shown=shown, mistakes=mistakes, rtol=1e-6, atol=1e-9)
     _expect_stream_gradients(answer)
     return ("h <- h + F(h) / sqrt(L) at every branch, the skip path untouched, L + 1 states from x on, for 1 to "

@@ -8,7 +8,8 @@ import copy
 import torch
 from torch import nn
 
-from utils.exercises.core import (INPUT_WHY, Exercise, Mistake, call, expect_close, expect_gradients,
+from utils.exercises.core import (INPUT_WHY, Exercise, Mistake, call, expect_close, expect_float_list,
+                                  expect_gradients,
                                   parameter_leaves, require_function)
 from utils.mlp import branch_to_skip_ratios as _reference_ratios
 from utils.mlp import make_mlp
@@ -108,8 +109,33 @@ def _check_block(answer) -> str:
             want = torch.relu(leaf + _branch(block, leaf))
         expect_gradients(got, want, {"x": (leaf, INPUT_WHY), **parameter_leaves(block, "self.")}, name="forward",
                          shown=shown, rtol=1e-7, atol=1e-9)
+        _expect_eval_mode(block, x, shown.removesuffix(", backward pass"))
     return ("ReLU(x + F(x)) with F = Linear, BatchNorm, ReLU, Linear, BatchNorm, on three widths, "
-            "negative inputs included, and the input left untouched.")
+            "negative inputs included, the input left untouched, and in eval mode with BatchNorm's running "
+            "statistics.")
+
+
+def _expect_eval_mode(block: nn.Module, x: torch.Tensor, shown: str) -> None:
+    """In eval mode (how notebook 08 measures test accuracy) the block's BatchNorm layers
+    must use the running statistics the training-mode calls above collected."""
+    def norm(layer, h):
+        return nn.functional.batch_norm(h, layer.running_mean, layer.running_var, layer.weight, layer.bias,
+                                        training=False, eps=layer.eps)
+    shown = f"{shown}, in eval mode"
+    with torch.no_grad():
+        want = torch.relu(x + norm(block.norm2, block.linear2(torch.relu(norm(block.norm1, block.linear1(x))))))
+        batch_statistics = torch.relu(x + _branch(block, x))
+    block.eval()
+    got = call(block, x, name="forward", shown=shown)
+    if block.training:
+        raise Mistake(f"for {shown}: your forward switched the block back to training mode (`self.train()`). "
+                      "Leave the mode to the caller: model.eval() before testing, model.train() before training.")
+    expect_close(got, want, name="forward", shown=shown, rtol=1e-7, atol=1e-9, mistakes=[
+        (batch_statistics, "your block still normalises with each batch's own mean and variance. "
+         "Call the layers self.norm1 and self.norm2 themselves (not a BatchNorm written by hand or "
+         "F.batch_norm(..., training=True)): they switch to their running statistics in eval mode, so a "
+         "test input's result does not depend on the rest of its batch.")])
+    block.train()
 
 
 residual_mlp_block = Exercise(
@@ -191,6 +217,7 @@ def _check_ratios(answer) -> str:
             raise Mistake(f"`branch_to_skip_ratios` returned a list of tensors that still track gradients for "
                           f"{shown}. Return floats: `float(...)` of each ratio (under `torch.no_grad()` if you "
                           "like).")
+        got = expect_float_list(got, name="branch_to_skip_ratios", shown=shown)
         want = _reference_ratios(model, x)
         expect_close(got, want, name="branch_to_skip_ratios", shown=shown, mistakes=_ratio_mistakes(model, x),
                      rtol=1e-6, atol=1e-9)

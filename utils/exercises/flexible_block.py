@@ -164,11 +164,28 @@ def _instance(answer, d: int) -> nn.Module:
         raise Mistake("your block contains a LayerNorm. ReZero as published removes LayerNorm: "
                       "y = x + alpha * F(x), nothing else.")
     alpha = getattr(block, "alpha", None)
+    if alpha is None:
+        own = [name for name, _ in block.named_parameters(recurse=False)]
+        raise Mistake(f"ReZeroBlock({d}) has no `self.alpha`" + (f" (its own parameters: {', '.join(own)})" if own
+                      else "") + ". Name the gate self.alpha: the checker, like the notebook's training code, looks "
+                      "for it by that name.")
+    retyped = {p.dtype for p in block.parameters()} - {torch.float32}
+    if retyped:
+        raise Mistake(f"the weights of ReZeroBlock({d}) are {retyped.pop()}, not torch's default float32 (was "
+                      "torch.set_default_dtype or .double() called in __init__?). Leave the dtype alone: the "
+                      "caller converts the whole model when it needs to.")
     if not isinstance(alpha, nn.Parameter):
         raise Mistake(f"`alpha` is a {type(alpha).__name__}, so the module does not register it as a weight: "
                       "it is not among block.parameters(), and no optimiser would update it. Wrap the zero "
                       "tensor in `nn.Parameter(...)`, PyTorch's wrapper that makes a tensor a learnable weight "
                       "of its module.")
+    if "alpha" not in dict(block.named_parameters(recurse=False)):
+        raise Mistake("`alpha` is defined in the class body, not in __init__, so every ReZeroBlock shares that "
+                      "one gate and the module does not register it as its own weight. Write "
+                      "`self.alpha = nn.Parameter(...)` inside __init__.")
+    if not alpha.requires_grad:
+        raise Mistake(f"`alpha` does not require a gradient (requires_grad=False). {GATE_WHY} Leave "
+                      "nn.Parameter's default, requires_grad=True.")
     if alpha.numel() != 1:
         raise Mistake(f"`alpha` has {alpha.numel()} numbers; ReZero uses one scalar per block.")
     if float(alpha.detach()) != 0.0:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from utils.exercises.core import Exercise, Mistake, call, expect_close, expect_float64, require_function
+from utils.exercises.core import (Exercise, Mistake, as_array, call, expect_close, expect_float64,
+                                  require_function)
 
 # ----- Exercise 03.1: the Jacobian of y = x + W2 ReLU(W1 x) ---------------------------------
 
@@ -119,6 +120,8 @@ def _difference_cases() -> list[tuple]:
         (_wave, _wave_jacobian, np.array([0.5, -1.0, 1.5]), 1e-3, "f(x) = tanh(A x) + x_1 x_3 (3 inputs, 2 outputs), eps = 1e-3"),
         (_block, _block_exact, np.array([1.0, -0.5, 0.8, 2.0]), 1e-3, "a residual block with 4 inputs, eps = 1e-3"),
         (_wave, _wave_jacobian, np.array([-0.3, 0.7, 0.2]), 1e-6, "f(x) = tanh(A x) + x_1 x_3, eps = 1e-6"),
+        (_wave, _wave_jacobian, np.array([0.4, -0.2, 0.9]), 0.2,
+         "f(x) = tanh(A x) + x_1 x_3 with a large step, eps = 0.2"),
     ]
 
 
@@ -152,7 +155,14 @@ def _check_difference(answer) -> str:
         got = call(finite_difference_jacobian, f, x, eps, name="finite_difference_jacobian", shown=shown)
         expect_float64(got, what="your result", shown=shown, why="In float32 f's values keep only about 7 "
                        "digits, and dividing their difference by a small eps blows the rounding up.")
-        want = exact(x)
+        want = _columns(f, x, eps, lambda f, x, step: (f(x + step) - f(x - step)) / (2 * eps))
+        exact_jacobian = exact(x)
+        array = as_array(got, "finite_difference_jacobian", shown)
+        if array.shape == want.shape and not np.allclose(want, exact_jacobian, rtol=1e-5, atol=1e-6) and np.allclose(
+                array, exact_jacobian, rtol=1e-5, atol=1e-6):
+            raise Mistake(f"for {shown}: your result is the exact Jacobian, although with this large eps the central "
+                          f"difference differs from it by up to {float(np.max(np.abs(want - exact_jacobian))):.2g}. "
+                          "It does not use the step eps it was given: step by exactly eps.")
         try:
             expect_close(got, want, name="finite_difference_jacobian", shown=shown, rtol=1e-5, atol=1e-6,
                          mistakes=_difference_mistakes(f, x, eps))
@@ -166,7 +176,8 @@ def _check_difference(answer) -> str:
                                   "and f's values in float64.") from None
             raise
     return ("central differences, one input at a time, as columns, in float64: they match the exact Jacobians "
-            "of a smooth map with 3 inputs and 2 outputs and of a residual block, at eps = 1e-3 and 1e-6.")
+            "of a smooth map with 3 inputs and 2 outputs and of a residual block at eps = 1e-3 and 1e-6, and "
+            "keep the central difference's own error at eps = 0.2.")
 
 
 finite_difference_jacobian = Exercise(

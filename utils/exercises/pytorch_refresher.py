@@ -2,8 +2,11 @@
 gradient from autograd checked against a central finite difference in float64."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import torch
+from torch.nn import functional
 
 from utils.exercises.core import (INPUT_WHY, WEIGHT_WHY, Exercise, Mistake, as_array, call, describe_container,
                                   expect_close, expect_float64, expect_gradients, require_function)
@@ -87,11 +90,32 @@ def _diagnose_layer_norm(layer_norm, x, eps, shown: str) -> None:
                   "so gamma and beta are applied wrongly: return gamma * x_hat + beta.")
 
 
+@contextlib.contextmanager
+def _library_layer_norm_refused():
+    """The task asks for LayerNorm written with tensor arithmetic: while the learner's code
+    runs, torch's own LayerNorm (the function, the module, the operator) answers with a
+    Mistake instead of the result the checker compares against."""
+    def refuse(*_args, **_kwargs):
+        raise Mistake("your `layer_norm` calls torch's own LayerNorm (F.layer_norm, torch.layer_norm or "
+                      "nn.LayerNorm). The exercise is to write it yourself with tensor arithmetic: the mean, the "
+                      "variance and the division, as in the worked example above.")
+    places = [(functional, "layer_norm"), (torch, "layer_norm"), (torch.nn.LayerNorm, "forward")]
+    saved = [getattr(owner, attribute) for owner, attribute in places]
+    for owner, attribute in places:
+        setattr(owner, attribute, refuse)
+    try:
+        yield
+    finally:
+        for (owner, attribute), original in zip(places, saved):
+            setattr(owner, attribute, original)
+
+
 def _check_layer_norm(answer) -> str:
     layer_norm = require_function(answer, "layer_norm", 4)
     for x, gamma, beta, eps, shown in _layer_norm_cases():
         try:
-            got = call(layer_norm, x, gamma, beta, eps, name="layer_norm", shown=shown)
+            with _library_layer_norm_refused():
+                got = call(layer_norm, x, gamma, beta, eps, name="layer_norm", shown=shown)
         except Mistake as mistake:
             if "raised RuntimeError" in str(mistake) and "must match the size" in str(mistake):
                 raise Mistake(f"for {shown}: the sizes do not match, because the mean or the variance lost its "
@@ -103,7 +127,7 @@ def _check_layer_norm(answer) -> str:
                           "of the same shape as x.")
         expect_float64(got, what="your result", shown=shown, why="Your formula may be right, but float32 keeps "
                        "only about 7 digits of each entry: compute from x, gamma and beta as they are.")
-        want = torch.nn.functional.layer_norm(x, x.shape[-1:], gamma, beta, eps)
+        want = functional.layer_norm(x, x.shape[-1:], gamma, beta, eps)
         try:
             expect_close(got, want, name="layer_norm", shown=shown, mistakes=_layer_norm_mistakes(x, gamma, beta, eps),
                          rtol=1e-9, atol=1e-9)
@@ -178,6 +202,8 @@ def _gradient_cases() -> list[tuple]:
          "f(x) = sum(sin x) * sum(cos x) at x = [0.3, -1.2, 2, 0.7], h = 1e-4"),
         (_tanh_layer, torch.tensor([0.4, -0.1, 1.5], dtype=torch.float64), 1e-6,
          "f(x) = sum(tanh(W x)^2) at x = [0.4, -0.1, 1.5], h = 1e-6"),
+        (_cubic, torch.tensor([0.5, 1.5, -1.0, 2.0], dtype=torch.float64), 0.1,
+         "f(x) = sum(x^3) - x_first * x_last at x = [0.5, 1.5, -1, 2] with a large step, h = 0.1"),
     ]
 
 
@@ -215,12 +241,23 @@ def _check_gradient(answer) -> str:
                           f"gradient); for {shown} it returned {describe_container(result)}.")
         auto, numeric = result
         want = _GRADIENTS[f](x)
+        if auto is None:
+            raise Mistake(f"the autograd gradient for {shown} is None: leaf.grad stays None until a backward pass "
+                          "reaches leaf. Call f(leaf).backward() on f's own result: `.item()`, `torch.tensor(...)`, "
+                          "`.detach()` or NumPy on the way cut the graph, and nothing is recorded under "
+                          "`torch.no_grad()`.")
+        central = _central(f, x, h, 2 * h)
         for label, got in (("autograd gradient", auto), ("finite-difference gradient", numeric)):
             if not isinstance(got, torch.Tensor):
                 raise Mistake(f"the {label} for {shown} is a {type(got).__name__}; return a torch tensor shaped like x.")
             expect_float64(got, what=f"the {label}", shown=shown, why="In float32 a difference of two nearly "
                            "equal values keeps only about 7 digits, and dividing by a small h blows the rounding up.")
         value = float(f(x))
+        if not torch.allclose(auto, want, rtol=1e-10, atol=1e-12) and torch.allclose(auto, central, rtol=1e-6,
+                                                                                      atol=1e-9):
+            raise Mistake(f"for {shown}: your autograd gradient is the finite difference. Return the pair in the "
+                          "order (by_autograd, by_difference), and get the first from f(leaf).backward() and "
+                          "leaf.grad.")
         expect_close(auto, want, name="gradient_check", shown=f"{shown} (autograd gradient)", rtol=1e-10, atol=1e-12,
                      mistakes=[(torch.full_like(x, value),
                                 "the autograd gradient holds f(x) itself. Call .backward() on f(x) and return x.grad, "
@@ -230,20 +267,29 @@ def _check_gradient(answer) -> str:
         try:
             _expect_difference(numeric, want, f, x, h, shown)
         except Mistake as mistake:
-            error = float((torch.as_tensor(numeric, dtype=torch.float64) - want).abs().max())
+            error = float((torch.as_tensor(numeric, dtype=torch.float64) - central).abs().max())
             rounding = _FLOAT32_ROUNDING * max(1.0, abs(value)) / h  # what float32 values of f can cost
             if ("gives wrong values" in str(mistake) or "level of rounding" in str(mistake)) and error <= rounding:
                 raise Mistake(f"for {shown}: the finite difference is off by {error:.2g}, about what rounding f's "
                               "values to float32 (7 digits) and dividing by h costs. Somewhere the values were "
                               "computed in float32: keep x, the steps and f's values in float64.") from None
             raise
-    return ("autograd and the central difference agree with the exact gradient on three functions of a vector "
-            "x, with steps from 1e-3 to 1e-6, in float64.")
+    return ("autograd agrees with the exact gradient, and the central difference with its own value for the step "
+            "given, on three functions of a vector x, with steps from 0.1 to 1e-6, in float64.")
 
 
 def _expect_difference(numeric, want, f, x, h, shown) -> None:
-    """The finite difference must match ``want``; name the common mistakes if it does not."""
-    expect_close(numeric, want, name="gradient_check", shown=f"{shown} (finite-difference gradient)",
+    """The finite difference must match the central difference with the learner's step ``h``
+    (``want``, the exact gradient, is a wrong answer where h is large); name the common
+    mistakes if it does not."""
+    central = _central(f, x, h, 2 * h)
+    if not torch.allclose(central, want, rtol=1e-5, atol=1e-7) and torch.allclose(
+            torch.as_tensor(numeric, dtype=torch.float64), want, rtol=1e-5, atol=1e-7):
+        raise Mistake(f"for {shown}: your finite difference is the exact gradient, although with this large h the "
+                      f"central difference differs from it by up to {float((central - want).abs().max()):.2g}. "
+                      "It does not use the step h it was given (a fixed step inside the function, or autograd's "
+                      "gradient returned twice): step by exactly h.")
+    expect_close(numeric, central, name="gradient_check", shown=f"{shown} (finite-difference gradient)",
                  rtol=1e-5, atol=1e-7, mistakes=[
                      (_one_sided(f, x, h, 1.0) / 2, "one of your two points is x itself: the central difference "
                       "evaluates f at x + h e_i and at x - h e_i."),

@@ -36,7 +36,8 @@ def _normalise(matrix: torch.Tensor, iterations: int, *, rows_first: bool = True
 
 def _check_sinkhorn(answer) -> str:
     answer = require_function(answer, "sinkhorn", 2)
-    cases = [(_positive(3, 1), 1), (_positive(4, 2), 3), (_positive(4, 3), 20), (_positive(2, 4), 5)]
+    cases = [(_positive(4, 2), 3), (_positive(3, 1), 1), (_positive(4, 3), 20), (_positive(2, 4), 5),
+             (_positive(3, 5), 0)]
     for matrix, iterations in cases:
         shown = (f"a positive {matrix.shape[0]}x{matrix.shape[0]} matrix "
                  f"({show_input(matrix) if matrix.numel() <= 6 else 'random entries'}) and iterations={iterations}")
@@ -49,8 +50,13 @@ def _check_sinkhorn(answer) -> str:
             (_normalise(matrix, iterations, cols=False),
              "only the rows sum to 1: each iteration must also divide every column by its sum."),
             (_normalise(matrix, iterations, rows=False),
-             "only the columns sum to 1: each iteration must also divide every row by its sum first."),
-            (_normalise(matrix, 1), "you ran one iteration whatever `iterations` says: loop `iterations` times."),
+             "only the columns sum to 1: the rows are never divided by their own sums. Either the row step "
+             "is missing, or its sums lost their axis: `out.sum(dim=1)` is a row of numbers, so dividing by it "
+             "divides column j by row j's sum, which the column step then undoes. Keep the axis with "
+             "`out.sum(dim=1, keepdim=True)`."),
+            (_normalise(matrix, 1),
+             "you ran one iteration whatever `iterations` says: loop exactly `iterations` times (with 0 the "
+             "matrix comes back unchanged)."),
             (_normalise(matrix / matrix.max(), iterations, rows=False, cols=False),
              "you divided by the largest entry. Divide each row (then each column) by its own sum."),
             (_normalise(torch.exp(matrix), iterations),
@@ -63,8 +69,8 @@ def _check_sinkhorn(answer) -> str:
         with torch.enable_grad():
             got, want = call(answer, leaf, iterations, name="sinkhorn", shown=shown, copies=False), _normalise(leaf, iterations)
         expect_gradients(got, want, {"the matrix": (leaf, MATRIX_WHY)}, name="sinkhorn", shown=shown)
-    return ("rows then columns divided by their sums, `iterations` times, on 2x2 to 4x4 matrices; with 20 "
-            "iterations every row and column sums to 1.")
+    return ("rows then columns divided by their sums, `iterations` times, on 2x2 to 4x4 matrices, from 0 "
+            "iterations (the matrix unchanged) to 20, where every row and column sums to 1.")
 
 
 sinkhorn = Exercise(
@@ -100,6 +106,11 @@ def _check_looks_linear(answer) -> str:
             (torch.cat([u, -u], dim=0), "you stacked U and -U on top of each other (shape (2 out, in)). Put them "
                                         "side by side, torch.cat([...], dim=1): the layer reads 2 in numbers."),
             (u, "you returned U itself; the layer after CReLU reads twice as many numbers, [U, -U]."),
+            (torch.cat([u.T, -u.T], dim=1), "you used U's transpose: the weight is [U, -U] with U as given, of shape "
+                                             "(out, in), so the result has shape (out, 2 in)."),
+            (torch.stack([u, -u], dim=2).reshape(rows, 2 * cols),
+             "your columns interleave U and -U (u_1, -u_1, u_2, -u_2, ...). crelu(x) puts all of ReLU(x) first, "
+             "then all of ReLU(-x): put U and -U side by side as two blocks, torch.cat([...], dim=1)."),
         ]
         expect_close(got, want, name="looks_linear", shown=shown, mistakes=mistakes, rtol=1e-12, atol=1e-12)
         leaf = u.clone().requires_grad_()

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from utils.exercises.core import (INPUT_WHY, WEIGHT_WHY, Exercise, Mistake, as_array, call, expect_close,
+                                  expect_float_list,
                                   expect_gradients, require_function)
 
 EPS = 1e-5  # nn.LayerNorm's default
@@ -200,11 +201,7 @@ def _check_variances(answer) -> str:
             ([want[0]] + [_mean_square(block(x)) for block in chosen],
              "you passed x to every block. Feed each block the stream the previous one returned."),
         ]
-        try:
-            got_list = [float(v) for v in got]
-        except (TypeError, ValueError):
-            raise Mistake(f"`stream_variances` should return a list of numbers for {shown}; got a "
-                          f"{type(got).__name__}.") from None
+        got_list = expect_float_list(got, name="stream_variances", shown=shown)
         expect_close(got_list, want, name="stream_variances", shown=shown, mistakes=mistakes, rtol=1e-6, atol=1e-12)
     return ("one mean square for the input and one after every block, each the mean of the stream's squared "
             "entries, on every input tried (zeros and an empty stack included).")

@@ -59,6 +59,9 @@ def _stack_mistakes(slopes, residual):
         (np.concatenate([[1.0], products]), "you returned one entry too many: start with the stack of one layer "
                                             "(its slope is that layer's slope), not with the empty stack."),
         (products[:-1], "you returned one entry too few: the last entry is the slope of all the layers."),
+        (_quiet(lambda: np.cumprod(factors[::-1])),
+         "you multiplied the layers from the last one back: entry k-1 is the slope of the FIRST k layers, so "
+         "start the running product at the first layer."),
         (_quiet(lambda: factors[0] ** np.arange(1, slopes.size + 1)),
          "you used the first layer's slope for every layer: multiply each layer's own slope."),
         (products[-1], "you returned only the slope of the whole stack; return one number for every depth "
@@ -76,9 +79,10 @@ def _not_float32(got, slopes, residual, shown: str) -> None:
     in_float32 = _quiet(lambda: np.cumprod(_factors(slopes, residual).astype(np.float32)))
     if got.shape == want.shape and not np.allclose(got, want, rtol=1e-6, atol=1e-300) and np.allclose(
             got, in_float32, rtol=1e-4, atol=1e-44):
+        smallest = float(np.min(np.abs(want[want != 0]))) if np.any(want != 0) else 0.0
         raise Mistake(f"`stack_slopes` returned float32 numbers for {shown}, and there they are off. Compute in "
                       "float64, NumPy's default: float32 keeps only about 7 digits and stores anything below about "
-                      "1e-45 as 0, while this stack's slopes go down to about 1e-300, which float64 still holds.")
+                      f"1e-45 as 0 (float64 goes down to about 1e-308), and this stack's slopes reach {smallest:.0e}.")
 
 
 def _check_stack(answer) -> str:

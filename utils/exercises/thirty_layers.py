@@ -10,24 +10,18 @@ import torch
 import torch.nn.functional as functional
 
 from utils.blocks import make_stack
-from utils.exercises.core import Exercise, Mistake, as_array, call, expect_close, require_function, show_input
+from utils.exercises.core import (Exercise, Mistake, call, expect_close, expect_float_list, require_function,
+                                  show_input)
 from utils.gradient_flow import profile_stack
 
 
 def _as_floats(result, name: str, shown: str) -> np.ndarray:
-    """A list or tensor of numbers (tensors may still require grad) as a float64 array."""
-    if isinstance(result, torch.Tensor):
-        return result.detach().double().numpy()
-    if isinstance(result, dict):
-        return as_array(result, name, shown)  # names the dict plainly
+    """The list of Python floats the task asks for, as a float64 array; a list of whole
+    gradients gets its own message."""
     if isinstance(result, (list, tuple)) and any(isinstance(v, torch.Tensor) and v.numel() > 1 for v in result):
         raise Mistake(f"`{name}` returned a list of tensors for {shown} (the gradients themselves?): take "
                       "`.norm().item()` of each, one number per layer.")
-    try:
-        return np.array([float(v.detach()) if isinstance(v, torch.Tensor) else float(v) for v in result])
-    except (TypeError, ValueError, RuntimeError):
-        raise Mistake(f"`{name}` returned a {type(result).__name__} for {shown}; it should return "
-                      "a list (or 1-D tensor) of numbers.") from None
+    return np.array(expect_float_list(result, name=name, shown=shown))
 
 
 def _stack(depth: int, d: int, seed: int, **config):
@@ -75,6 +69,11 @@ def _explain_none(mistake: Mistake, answer, stack, x, g) -> Mistake:
         answer(recording, copy.deepcopy(x), g)
     except Exception:  # the same error again: we only want what the blocks saw
         pass
+    cut = [i for i, t in enumerate(seen[1:], start=1) if not t.requires_grad]
+    if cut:  # a block's output requires grad (its weights do), so its next block's input was cut off
+        return Mistake(text + f" The input of block {cut[0]} does not require grad: the graph is cut between blocks "
+                       "(a `.detach()`, `.data`, a NumPy round trip or `torch.no_grad()`), so the backward pass "
+                       "stops there. Feed each block the previous block's output itself.")
     if seen and not seen[0].requires_grad:
         return Mistake(text + " Your x_0 does not require grad, so autograd computes no gradient for it: make "
                        "x_0 a copy that requires grad, `x.detach().clone().requires_grad_(True)`.")
@@ -110,6 +109,9 @@ def _check_layer_gradient_norms(answer) -> str:
             ([float(a.norm()) for a in activations],
              "these are the norms of the activations x_l themselves, not of the gradients dL/dx_l. "
              "Take `.grad.norm()` of each x_l after the backward pass."),
+            ([0.0] * depth + [want[-1]], "only the output's gradient is there, every earlier one is 0: the backward "
+             "pass stops between blocks. A `.detach()`, `.data`, a NumPy round trip or `torch.no_grad()` between "
+             "them cuts the graph; feed each block the previous block's output itself."),
             (want[::-1], "the numbers are right but in reverse order: entry 0 must be the input x_0, "
                          "the last entry the output."),
             (want[1:], f"you returned {depth} numbers; return {depth + 1}: include the input x_0 (layer 0)."),
@@ -173,6 +175,10 @@ def _check_layernorm_gains(answer) -> str:
         got = _as_floats(call(answer, x, g, scales, name=name, shown=shown), name, shown)
         want = np.array([_layernorm_gain(c * x, g) for c in scales])
         expect_close(got, want, name=name, shown=shown, rtol=1e-6, atol=1e-12, mistakes=[
+            (np.zeros(len(scales)), "every gain is 0: no gradient reached u. The graph is cut between u and the "
+             "loss (a `.detach()`, `.data`, `torch.no_grad()` or NumPy on the way), or the loss is constant "
+             "(output.sum(), which LayerNorm makes 0 for every input). Use (F.layer_norm(u, ...) * g).sum() on "
+             "u itself."),
             (want * np.array(scales), "every scale gives the same gain: you differentiated with respect to x, "
                                       "not with respect to the LayerNorm's input u = c * x. The factor c "
                                       "then cancels LayerNorm's 1/c. Make u a leaf that requires grad."),

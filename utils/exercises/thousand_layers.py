@@ -134,6 +134,10 @@ def _scaled_gain(blocks, x, g, shortcut: float, branch: float, *, variant: str =
             out = branch * block.branch(block.norm(out))
         elif variant == "no-norm":
             out = shortcut * out + branch * block.branch(out)
+        elif variant == "cut":  # the branch's write reaches the output, its gradient does not flow back
+            out = shortcut * out + branch * block.branch(block.norm(out)).detach()
+        elif variant == "minus":
+            out = shortcut * out - branch * block.branch(block.norm(out))
         elif variant == "whole-block":  # block(h) already adds its own skip path
             out = shortcut * out + branch * block(out)
         else:
@@ -173,6 +177,12 @@ def _check_scaled_stack_gain(answer) -> str:
              "twice. Scale only the branch, F(LN(x_l)), which the block computes from its norm and branch."),
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="no-norm"),
              "the branch must see the normalised input: block.branch(block.norm(x_l)), not block.branch(x_l)."),
+            (_scaled_gain(blocks, x, g, shortcut, branch, variant="cut"),
+             "only the skip path's part of the gradient arrives: the branches' part is missing. Something in the "
+             "loop cuts them from autograd's graph (`.detach()`, `.data`, `torch.no_grad()`, NumPy), so their "
+             "values reach the output but no gradient flows back through them."),
+            (_scaled_gain(blocks, x, g, shortcut, branch, variant="minus"),
+             "the branch is subtracted: each block adds it, shortcut * x_l + branch * F(LN(x_l))."),
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="sum"),
              "you differentiated output.sum(); the loss is (x_L * g).sum()."),
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="unnormalised"),

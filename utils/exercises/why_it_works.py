@@ -9,7 +9,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from utils.exercises.core import Exercise, Mistake, call, expect_close, expect_float64, require_function
+from utils.exercises.core import (Exercise, Mistake, call, describe_container, expect_close, expect_float64,
+                                  require_function)
 from utils.lesion import delete_blocks
 from utils.mlp import MLP, make_mlp
 
@@ -70,6 +71,11 @@ def _check_lesion(answer) -> str:
         if not isinstance(lesioned, nn.Module):
             raise Mistake(f"`delete_block` returned a {type(lesioned).__name__} for {shown}; return the lesioned "
                           "network (an nn.Module).")
+        retyped = {p.dtype for p in lesioned.parameters()} - {torch.float64}
+        if retyped:
+            raise Mistake(f"the network `delete_block` returned for {shown} has {retyped.pop()} weights; the one you "
+                          "were given has float64. Change which blocks it has, not the type of its weights (no "
+                          "`.float()`).")
         try:
             got = _outputs(lesioned, x)
         except Exception as error:
@@ -129,9 +135,13 @@ def _check_lag1(answer) -> str:
     cases = [(np.array([1.0, 3.0, 2.0, 5.0, 4.0]), "v = [1, 3, 2, 5, 4]"),
              (10.0 + np.sin(3 * grid), "a smooth curve 10 + sin(3x) at 64 points"),
              (np.random.default_rng(9).standard_normal(50), "50 numbers of white noise"),
-             (np.resize([2.0, -1.0], 9), "the alternating sequence 2, -1, 2, -1, ... (9 entries)")]
+             (np.resize([2.0, -1.0], 9), "the alternating sequence 2, -1, 2, -1, ... (9 entries)"),
+             (np.array([1.0, 2.0, 4.0]), "v = [1, 2, 4], the shortest sequence the task allows")]
     for v, shown in cases:
         got = call(lag1, v, name="lag1_autocorrelation", shown=shown)
+        if isinstance(got, (list, tuple, dict, str)) or getattr(got, "ndim", 0) > 0:
+            raise Mistake(f"`lag1_autocorrelation` returned {describe_container(got)} for {shown}; return one "
+                          "number, a float.")
         expect_float64(got, what="your result", shown=shown, why="float32 keeps about 7 digits, and the "
                        "sums of products lose some of them; the checker compares to about 9 digits.")
         try:
@@ -141,8 +151,8 @@ def _check_lag1(answer) -> str:
                 from None
         expect_close(got, _reference_lag1(v), name="lag1_autocorrelation", shown=shown, mistakes=_lag1_mistakes(v),
                      rtol=1e-9, atol=1e-12)
-    return ("centred, neighbour times neighbour, divided by the sum of squares: right on a short sequence, a "
-            "smooth curve with an offset, white noise and an alternating sequence.")
+    return ("centred, neighbour times neighbour, divided by the sum of squares: right on short sequences (3 "
+            "numbers included), a smooth curve with an offset, white noise and an alternating sequence.")
 
 
 lag1_autocorrelation = Exercise(
