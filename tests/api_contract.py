@@ -137,6 +137,7 @@ ACCEPTS = {
     "utils.depth_scaling.branch_scaled_mlp": {"alpha": "zero"},  # multiplier 1: notebook 11's default
     "utils.depth_scaling.first_step_change": {"alpha": "zero", "lr": "zero"},  # no multiplier; no step
     "utils.depth_scaling.train_adam": {"lr": "zero"},  # a step that changes nothing
+    "utils.transformer.adam_steps": {"lr": "zero"},  # a step that changes nothing
     "utils.depth_scaling.draw_lr_sweep": {"diverged": "zero huge"},  # any threshold for "diverged"
 }
 
@@ -213,6 +214,12 @@ def _stream_input():
     import torch
 
     return torch.randn(1, 3, 8, generator=torch.Generator().manual_seed(0))
+
+
+def _stream_labels():
+    import torch
+
+    return torch.tensor([3])
 
 
 def _stream():
@@ -403,7 +410,11 @@ VALID = {
     "utils.transformer.AttentionSublayer": lambda: dict(d=8, heads=2),
     "utils.transformer.TransformerBlock": lambda: dict(d=8, heads=2),
     "utils.transformer.TinyTransformer": lambda: dict(depth=2, d=8, heads=2),
+    "utils.transformer.FeedForwardSublayer": lambda: dict(d=8, norm="peri"),
     "utils.transformer.residual_stream": lambda: dict(model=_transformer(), x=_stream_input()),
+    "utils.transformer.attention_logits": lambda: dict(model=_transformer(), x=_stream_input()),
+    "utils.transformer.adam_steps": lambda: dict(model=_transformer(), x=_stream_input(),
+                                                 labels=_stream_labels(), steps=2),
     "utils.transformer.last_block_gradient": lambda: dict(depth=2, norm="pre", d=8, heads=2, tokens=3, samples=2),
     "utils.transformer.stream_growth": lambda: dict(stream=_stream()),
     "utils.transformer.draw_stream": lambda: dict(fig=_figure(), streams={"pre-LN": _stream()}),

@@ -20,6 +20,124 @@ def test_the_ffn_sublayer_is_the_course_residual_block():
     assert block(_x()).shape == (2, 5, 16)
 
 
+@pytest.mark.parametrize("norm", ["pre", "post"])
+def test_ffn_sublayer_computes_what_the_residual_block_computes(norm):
+    torch.manual_seed(0)
+    sublayer = transformer.FeedForwardSublayer(16, norm)
+    reference = blocks.ResidualBlock(16, norm=norm)
+    reference.load_state_dict(sublayer.state_dict())
+    x = _x()
+    torch.testing.assert_close(sublayer(x), reference(x), rtol=0, atol=0)
+
+
+def test_peri_ln_adds_normalised_writes_to_the_stream():
+    model = transformer.TinyTransformer(3, d=16, heads=2, norm="peri", seed=2).double()
+    x = _x().double()
+    stream = transformer.residual_stream(model, x)
+    layer_norm = lambda t: torch.nn.functional.layer_norm(t, t.shape[-1:])  # gains 1, biases 0 at initialisation
+    h = x
+    for block in model.blocks:
+        attention = block.attention
+        h = h + layer_norm(attention.attention(layer_norm(h)))
+        h = h + layer_norm(block.ffn.branch(layer_norm(h)))
+    assert stream["final"] == pytest.approx(float(h.detach().pow(2).mean().sqrt()), rel=1e-12)
+    np.testing.assert_allclose(stream["write"], 1.0, rtol=1e-4)  # every write normalised: RMS 1
+    assert model(x).shape == (2, 5, 16) and isinstance(model.final_norm, torch.nn.LayerNorm)
+
+
+def test_rms_norm_replaces_every_layer_norm():
+    model = transformer.TinyTransformer(2, d=16, heads=2, norm="peri", rms_norm=True, qk_norm=True)
+    kinds = {type(m) for m in model.modules()}
+    assert torch.nn.RMSNorm in kinds and torch.nn.LayerNorm not in kinds
+    # 2 blocks x (2 sublayers x (in + out) + 2 QK norms) + the final norm
+    assert sum(isinstance(m, torch.nn.RMSNorm) for m in model.modules()) == 2 * 6 + 1
+    sublayer = model.blocks[0].ffn
+    x = 3.0 + _x()  # a mean far from 0: RMSNorm keeps it, LayerNorm would remove it
+    expected = x / x.pow(2).mean(-1, keepdim=True).add(torch.finfo(x.dtype).eps).sqrt()
+    torch.testing.assert_close(sublayer.norm(x), expected)
+
+
+def test_default_placements_keep_their_weights_and_numbers():
+    # rms_norm=False and qk_norm=False build exactly the pre-LN and post-LN models of notebook 10.
+    for norm in ("pre", "post"):
+        model = transformer.TinyTransformer(2, d=16, heads=2, norm=norm, seed=3)
+        assert not any(isinstance(m, torch.nn.RMSNorm) for m in model.modules())
+        assert all(isinstance(b.attention.attention.q_norm, torch.nn.Identity) for b in model.blocks)
+        assert isinstance(model.blocks[0].attention.out_norm, torch.nn.Identity)
+    same = [transformer.TinyTransformer(2, d=16, heads=2, norm=norm, seed=3, qk_norm=True) for norm in ("pre", "peri")]
+    plain = transformer.TinyTransformer(2, d=16, heads=2, norm="pre", seed=3)
+    for built in same:  # the extra norms draw no random numbers: the Linear weights are the same
+        assert torch.equal(built.blocks[1].attention.attention.qkv.weight, plain.blocks[1].attention.attention.qkv.weight)
+
+
+def test_qk_norm_bounds_the_logits_and_ignores_the_scale_of_q_and_k():
+    x = 5 * _x(2, 6, 32)
+    for qk_norm, bounded in ((False, False), (True, True)):
+        model = transformer.TinyTransformer(3, d=32, heads=2, norm="pre", qk_norm=qk_norm, seed=1).double()
+        before = transformer.attention_logits(model, x.double())
+        with torch.no_grad():
+            for block in model.blocks:
+                block.attention.attention.qkv.weight[:64] *= 4  # queries and keys only
+        after = transformer.attention_logits(model, x.double())
+        assert len(before) == 3
+        if bounded:
+            assert max(after) <= math.sqrt(16) + 1e-9  # |q|=|k|=sqrt(d_head) after a LayerNorm of gain 1
+            np.testing.assert_allclose(after, before, rtol=1e-4)  # up to the norms' eps
+        else:
+            assert after[0] == pytest.approx(16 * before[0], rel=1e-9)  # block 1 reads the same stream
+
+
+def test_attention_logits_of_the_first_block_by_hand():
+    model = transformer.TinyTransformer(1, d=16, heads=2, norm="post", seed=4)
+    x = _x()
+    q, k, _ = model.blocks[0].attention.attention.qkv(x).detach().view(2, 5, 3, 2, 8).permute(2, 0, 3, 1, 4)
+    expected = float((q @ k.transpose(-2, -1) / math.sqrt(8)).abs().max())
+    assert transformer.attention_logits(model, x) == [pytest.approx(expected, rel=1e-6)]
+
+
+def test_residual_stream_peak_is_largest_over_median():
+    model = transformer.TinyTransformer(2, d=16, heads=2, seed=0)
+    x = _x()
+    x[0, 0, 0] = 40.0  # one massive entry
+    stream = transformer.residual_stream(model, x)
+    assert stream["peak"][0] == pytest.approx(40.0 / float(x.abs().median()), rel=1e-6)
+    assert stream["peak"][0] > 20 and len(stream["peak"]) == 4 and stream["final_peak"] > 1
+
+
+def test_adam_steps_is_torch_adam_on_the_last_token():
+    x = _x(4, 3, 16).double()
+    labels = torch.tensor([0, 5, 2, 15])
+    ours = transformer.TinyTransformer(2, d=16, heads=2, norm="peri", qk_norm=True, seed=5).double()
+    theirs = transformer.TinyTransformer(2, d=16, heads=2, norm="peri", qk_norm=True, seed=5).double()
+    losses = transformer.adam_steps(ours, x, labels, steps=5, lr=1e-2)
+    optimiser = torch.optim.Adam(theirs.parameters(), lr=1e-2)
+    reference = []
+    for _ in range(5):
+        optimiser.zero_grad()
+        loss = torch.nn.functional.cross_entropy(theirs(x)[:, -1], labels)
+        reference.append(float(loss.detach()))
+        loss.backward()
+        optimiser.step()
+    np.testing.assert_allclose(losses, reference, rtol=1e-10)
+    assert losses[-1] < losses[0]
+    torch.testing.assert_close(ours.blocks[1].ffn.fc2.weight, theirs.blocks[1].ffn.fc2.weight)
+
+
+def test_adam_steps_refuses_bad_labels_and_dtypes():
+    model = transformer.TinyTransformer(1, d=16, heads=2).double()
+    x = _x().double()
+    with pytest.raises(ValueError, match="labels must be 2 int64 class labels from 0 to 15"):
+        transformer.adam_steps(model, x, torch.tensor([0, 16]))
+    with pytest.raises(ValueError, match="labels"):
+        transformer.adam_steps(model, x, torch.tensor([0]))
+    with pytest.raises(TypeError, match="x must be a torch.float64 tensor"):
+        transformer.adam_steps(model, _x(), torch.tensor([0, 1]))
+    with pytest.raises(TypeError, match="qk_norm"):
+        transformer.TinyTransformer(1, d=16, heads=2, qk_norm=1)
+    with pytest.raises(ValueError, match="norm must be one of 'pre', 'post', 'peri'"):
+        transformer.FeedForwardSublayer(16, "around")
+
+
 def test_attention_mixes_tokens_and_is_permutation_equivariant():
     attention = transformer.SelfAttention(16, 4)
     x = _x()

@@ -19,7 +19,7 @@ from torch import nn
 
 from .plotting import PALETTE, tidy_log_yaxis
 from .recipes import DeepResidualMLP, build_deep_mlp
-from .training import _as_data, evaluate
+from .training import _adam_run, _as_data, evaluate
 from .validation import check_cost, check_figure, check_float, check_int, check_module, check_sequence, invalid
 
 DEPTH_COLORS = (PALETTE[5], PALETTE[0], PALETTE[6])  # shallow to deep: light blue, blue, black
@@ -51,25 +51,13 @@ def train_adam(model, x, y, *, steps: int = 30, lr: float = 1e-3, batch_size: in
     check_cost({"steps": steps}, lambda steps: (0.0, 6.0 * steps * batch_size * weights),
                what=f"a forward and backward pass per step ({weights} weights, batch_size={batch_size})")
     generator = torch.Generator().manual_seed(seed)
-    parameters = [p for p in model.parameters() if p.requires_grad]
-    averages = [(torch.zeros_like(p), torch.zeros_like(p)) for p in parameters]
     model.train()
-    losses = []
-    for step in range(1, steps + 1):
+
+    def loss_at(step):
         index = torch.randperm(len(x), generator=generator)[:batch_size]
-        loss = nn.functional.cross_entropy(model(x[index]), y[index])
-        losses.append(float(loss.detach()))
-        if not math.isfinite(losses[-1]):
-            break
-        model.zero_grad(set_to_none=True)
-        loss.backward()
-        with torch.no_grad():
-            for parameter, (mean, square) in zip(parameters, averages):
-                mean.mul_(0.9).add_(parameter.grad, alpha=0.1)  # running averages of g and g^2
-                square.mul_(0.999).addcmul_(parameter.grad, parameter.grad, value=0.001)
-                denominator = (square / (1 - 0.999 ** step)).sqrt_().add_(1e-8)
-                parameter.addcdiv_(mean, denominator, value=-lr / (1 - 0.9 ** step))
-    return losses
+        return nn.functional.cross_entropy(model(x[index]), y[index])
+
+    return _adam_run(model, loss_at, steps, lr)
 
 
 def lr_sweep(x, y, *, depths=(6, 18, 54), alphas=(0.5, 1.0), lrs=(1e-3, 4e-3, 1.6e-2, 6.4e-2), steps: int = 30,

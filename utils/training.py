@@ -55,6 +55,29 @@ def _sgd_step(parameters: list, buffers: list, lr: float, momentum: float) -> No
         parameter.add_(grad, alpha=-lr)
 
 
+def _adam_run(model: nn.Module, loss_at, steps: int, lr: float) -> list[float]:
+    """Train ``model`` in place for ``steps`` steps of Adam with torch's defaults (betas 0.9
+    and 0.999, eps 1e-8) on ``loss_at(step)``, a scalar loss; return every step's loss and
+    stop at a non-finite one. Written out, as ``_sgd_step`` is, to spare torch.optim's memory."""
+    parameters = [p for p in model.parameters() if p.requires_grad]
+    averages = [(torch.zeros_like(p), torch.zeros_like(p)) for p in parameters]
+    losses = []
+    for step in range(1, steps + 1):
+        loss = loss_at(step)
+        losses.append(float(loss.detach()))
+        if not math.isfinite(losses[-1]):
+            break
+        model.zero_grad(set_to_none=True)
+        loss.backward()
+        with torch.no_grad():
+            for parameter, (mean, square) in zip(parameters, averages):
+                mean.mul_(0.9).add_(parameter.grad, alpha=0.1)  # running averages of g and g^2
+                square.mul_(0.999).addcmul_(parameter.grad, parameter.grad, value=0.001)
+                denominator = (square / (1 - 0.999 ** step)).sqrt_().add_(1e-8)
+                parameter.addcdiv_(mean, denominator, value=-lr / (1 - 0.9 ** step))
+    return losses
+
+
 def train(model, x, y, *, steps: int = 200, lr: float = 0.05, momentum: float = 0.9,
           batch_size: int = 128, seed: int = 0, progress=None) -> list[float]:
     """Train ``model`` in place with cross-entropy and SGD with momentum; return the

@@ -5,10 +5,13 @@ A transformer block has two residual connections: one around self-attention and 
 around the feed-forward network (FFN). The FFN sublayer *is* the course's
 ``utils.blocks.ResidualBlock``; the attention sublayer is wrapped the same way:
 
-* pre-LN:  x <- x + Attn(LN(x)),   x <- x + FFN(LN(x))
-* post-LN: x <- LN(x + Attn(x)),   x <- LN(x + FFN(x))
+* pre-LN:  x <- x + Attn(LN(x)),       x <- x + FFN(LN(x))
+* post-LN: x <- LN(x + Attn(x)),       x <- LN(x + FFN(x))
+* peri-LN: x <- x + LN(Attn(LN(x))),   x <- x + LN(FFN(LN(x)))   (Kim et al. 2025)
 
 The running x is the *residual stream*: every sublayer reads it and adds a *write* to it.
+Two options of current models: RMSNorm (a LayerNorm that only rescales) in place of every
+LayerNorm, and QK-norm (each head's queries and keys normalised before their dot products).
 """
 from __future__ import annotations
 
@@ -19,8 +22,10 @@ import torch
 from torch import nn
 
 from .blocks import NORM_POSITIONS, ResidualBlock
-from .validation import (check_array, check_choice, check_cost, check_figure, check_int, check_tensor, check_text,
-                         invalid)
+from .validation import (check_array, check_bool, check_choice, check_cost, check_figure, check_float, check_int,
+                         check_tensor, check_text, invalid)
+
+PLACEMENTS = NORM_POSITIONS + ("peri",)  # where a transformer block's normalisations sit
 
 
 def _block_numbers(d: int) -> int:
@@ -43,61 +48,103 @@ def _check_stream(x, d: int) -> torch.Tensor:
     return check_tensor("x", x, ndim=3, last_dim=d, shape_text=f"(batch, tokens, {d})")
 
 
+def _normalisation(d: int, rms_norm: bool) -> nn.Module:
+    """RMSNorm divides by the root mean square only; LayerNorm also subtracts the mean."""
+    return nn.RMSNorm(d) if rms_norm else nn.LayerNorm(d)
+
+
 class SelfAttention(nn.Module):
     """Multi-head self-attention: every token mixes in the others' values, weighted by
-    softmax(q.k / sqrt(d_head)). One Linear makes q, k and v; one Linear projects back."""
+    softmax(q.k / sqrt(d_head)). One Linear makes q, k and v; one Linear projects back.
+    With ``qk_norm`` each head's q and k are normalised (LayerNorm, or RMSNorm with
+    ``rms_norm``) first, so no logit can exceed sqrt(d_head) times the norms' gains."""
 
-    def __init__(self, d: int, heads: int):
+    def __init__(self, d: int, heads: int, *, qk_norm: bool = False, rms_norm: bool = False):
         super().__init__()
         self.d, self.heads = _check_width_and_heads(d, heads)
+        qk_norm, rms_norm = check_bool("qk_norm", qk_norm), check_bool("rms_norm", rms_norm)
         self.qkv = nn.Linear(self.d, 3 * self.d)
         self.proj = nn.Linear(self.d, self.d)
+        head = self.d // self.heads
+        self.q_norm, self.k_norm = ((_normalisation(head, rms_norm), _normalisation(head, rms_norm)) if qk_norm
+                                    else (nn.Identity(), nn.Identity()))
+
+    def _heads(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        batch, tokens, d = x.shape
+        q, k, v = self.qkv(x).view(batch, tokens, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        return self.q_norm(q), self.k_norm(k), v
+
+    def logits(self, x: torch.Tensor) -> torch.Tensor:
+        """The attention logits q.k / sqrt(d_head), shape (batch, heads, tokens, tokens)."""
+        q, k, _ = self._heads(x)
+        return q @ k.transpose(-2, -1) / math.sqrt(self.d // self.heads)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         batch, tokens, d = x.shape
-        q, k, v = self.qkv(x).view(batch, tokens, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        q, k, v = self._heads(x)
         weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d // self.heads), dim=-1)
         mixed = (weights @ v).transpose(1, 2).reshape(batch, tokens, d)
         return self.proj(mixed)
 
 
 class AttentionSublayer(nn.Module):
-    """Self-attention wrapped like ``ResidualBlock``: x + Attn(LN(x)) (pre) or LN(x + Attn(x)) (post)."""
+    """Self-attention wrapped like ``ResidualBlock``: x + Attn(LN(x)) (pre), LN(x + Attn(x))
+    (post) or x + LN(Attn(LN(x))) (peri); ``rms_norm`` and ``qk_norm`` as in ``SelfAttention``."""
 
-    def __init__(self, d: int, heads: int, norm: str = "pre"):
+    def __init__(self, d: int, heads: int, norm: str = "pre", *, rms_norm: bool = False, qk_norm: bool = False):
         super().__init__()
         d, heads = _check_width_and_heads(d, heads)
-        self.norm_position = check_choice("norm", norm, NORM_POSITIONS)
-        self.norm = nn.LayerNorm(d)
-        self.attention = SelfAttention(d, heads)
+        self.norm_position = check_choice("norm", norm, PLACEMENTS)
+        rms_norm = check_bool("rms_norm", rms_norm)
+        self.norm = _normalisation(d, rms_norm)
+        self.attention = SelfAttention(d, heads, qk_norm=qk_norm, rms_norm=rms_norm)
+        self.out_norm = _normalisation(d, rms_norm) if norm == "peri" else nn.Identity()
 
     def write(self, x: torch.Tensor) -> torch.Tensor:
         """What this sublayer adds to the stream (before post-LN's normalisation)."""
-        return self.attention(self.norm(x) if self.norm_position == "pre" else x)
+        return self.out_norm(self.attention(x if self.norm_position == "post" else self.norm(x)))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = x + self.write(x)
-        return out if self.norm_position == "pre" else self.norm(out)
+        return self.norm(out) if self.norm_position == "post" else out
 
 
-def _ffn_write(block: ResidualBlock, x: torch.Tensor) -> torch.Tensor:
-    """What the course's ResidualBlock adds to the stream: s * F(LN(x)) or s * F(x)."""
-    inner = block.norm(x) if block.norm_position == "pre" else x
-    return block.scale * block.branch(inner)
+class FeedForwardSublayer(ResidualBlock):
+    """The course's ``ResidualBlock`` (4d hidden, GELU) as a transformer's FFN sublayer, with
+    the same three placements and ``rms_norm`` option as ``AttentionSublayer``."""
+
+    def __init__(self, d: int, norm: str = "pre", *, rms_norm: bool = False):
+        norm = check_choice("norm", norm, PLACEMENTS)
+        rms_norm = check_bool("rms_norm", rms_norm)
+        super().__init__(d, norm="post" if norm == "post" else "pre")
+        self.norm_position = norm
+        if rms_norm:
+            self.norm = nn.RMSNorm(self.d)
+        self.out_norm = _normalisation(self.d, rms_norm) if norm == "peri" else nn.Identity()
+
+    def write(self, x: torch.Tensor) -> torch.Tensor:
+        """What this sublayer adds to the stream: s F(LN(x)), s F(x) (post) or LN(s F(LN(x))) (peri)."""
+        return self.out_norm(self.scale * self.branch(x if self.norm_position == "post" else self.norm(x)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = x + self.write(x)
+        return self.norm(out) if self.norm_position == "post" else out
 
 
 class TransformerBlock(nn.Module):
     """One transformer block of width ``d``: an attention sublayer with ``heads`` heads,
-    then the course's ``ResidualBlock(d, norm)`` as the feed-forward sublayer (4d hidden,
-    GELU). Input and output have shape (batch, tokens, d)."""
+    then the course's ``ResidualBlock`` as the feed-forward sublayer (4d hidden, GELU),
+    both with the placement ``norm`` ("pre", "post" or "peri"), RMSNorm instead of
+    LayerNorm with ``rms_norm``, QK-norm with ``qk_norm``. Input and output have shape
+    (batch, tokens, d)."""
 
-    def __init__(self, d: int, heads: int, norm: str = "pre"):
+    def __init__(self, d: int, heads: int, norm: str = "pre", *, rms_norm: bool = False, qk_norm: bool = False):
         super().__init__()
         d, heads = _check_width_and_heads(d, heads)
-        check_choice("norm", norm, NORM_POSITIONS)
+        check_choice("norm", norm, PLACEMENTS)
         self.d = d
-        self.attention = AttentionSublayer(d, heads, norm)
-        self.ffn = ResidualBlock(d, norm=norm)
+        self.attention = AttentionSublayer(d, heads, norm, rms_norm=rms_norm, qk_norm=qk_norm)
+        self.ffn = FeedForwardSublayer(d, norm, rms_norm=rms_norm)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_stream(x, self.d)
@@ -105,21 +152,23 @@ class TransformerBlock(nn.Module):
 
 
 class TinyTransformer(nn.Module):
-    """``depth`` transformer blocks, then a LayerNorm (pre-LN only: post-LN blocks already
-    end in one) and a fixed random readout to ``classes`` logits per token.
+    """``depth`` transformer blocks (``TransformerBlock``'s options), then a LayerNorm (or
+    RMSNorm; pre-LN and peri-LN only: post-LN blocks already end in one) and a fixed random
+    readout to ``classes`` logits per token.
 
     Weights are Xavier-normal with zero biases, the initialisation Xiong et al. (2020)
     analyse; the seed makes a build reproducible without touching the global torch seed.
-    The readout is a buffer, not a parameter, and both placements hand it a normalised
-    stream, so a loss on the logits means the same thing for pre-LN and post-LN.
+    The readout is a buffer, not a parameter, and every placement hands it a normalised
+    stream, so a loss on the logits means the same thing for pre-LN, post-LN and peri-LN.
     """
 
     def __init__(self, depth: int, d: int = 64, heads: int = 4, norm: str = "pre", classes: int = 16,
-                 seed: int = 0):
+                 seed: int = 0, *, rms_norm: bool = False, qk_norm: bool = False):
         super().__init__()
         depth = check_int("depth", depth, minimum=1)
         d, heads = _check_width_and_heads(d, heads)
-        norm = check_choice("norm", norm, NORM_POSITIONS)
+        norm = check_choice("norm", norm, PLACEMENTS)
+        rms_norm, qk_norm = check_bool("rms_norm", rms_norm), check_bool("qk_norm", qk_norm)
         classes = check_int("classes", classes, minimum=2)
         seed = check_int("seed", seed, minimum=0)
         check_cost({"depth": depth, "d": d, "classes": classes},
@@ -128,8 +177,9 @@ class TinyTransformer(nn.Module):
                    what="the weights of every block")
         self.d, self.norm_position = d, norm
         with torch.random.fork_rng(devices=[]):  # the default init draws are overwritten below
-            self.blocks = nn.ModuleList(TransformerBlock(d, heads, norm) for _ in range(depth))
-        self.final_norm = nn.LayerNorm(d) if norm == "pre" else nn.Identity()
+            self.blocks = nn.ModuleList(TransformerBlock(d, heads, norm, rms_norm=rms_norm, qk_norm=qk_norm)
+                                        for _ in range(depth))
+        self.final_norm = nn.Identity() if norm == "post" else _normalisation(d, rms_norm)
         generator = torch.Generator().manual_seed(seed)
         with torch.no_grad():
             for module in self.modules():
@@ -152,26 +202,70 @@ def residual_stream(model: TinyTransformer, x: torch.Tensor) -> dict:
 
     Returns a dict of lists with one entry per sublayer (attention of block 1, FFN of
     block 1, attention of block 2, ...): ``"sublayer"`` names it, ``"stream"`` is the
-    RMS of the stream it reads, ``"write"`` the RMS of what it adds, and ``"ratio"``
-    write/stream; ``"final"`` is the RMS of the stream leaving the last block. RMS is the
-    root mean square over all numbers, i.e. a vector's norm divided by sqrt(d).
+    RMS of the stream it reads, ``"write"`` the RMS of what it adds, ``"ratio"``
+    write/stream, and ``"peak"`` the stream's largest |entry| over its median |entry|
+    (the measure of "massive activations"; about 5.6 for 4096 Gaussian numbers);
+    ``"final"`` and ``"final_peak"`` are the same for the stream leaving the last block.
+    RMS is the root mean square over all numbers, i.e. a vector's norm divided by sqrt(d).
     """
     if not isinstance(model, TinyTransformer):
         raise invalid("model", "a TinyTransformer", model, error=TypeError)
     x = _check_stream(x, model.d)
     rms = lambda t: float(t.pow(2).mean().sqrt())
-    out = {"sublayer": [], "stream": [], "write": [], "ratio": []}
+    peak = lambda t: float(t.abs().max() / t.abs().median())
+    out = {"sublayer": [], "stream": [], "write": [], "ratio": [], "peak": []}
     for index, block in enumerate(model.blocks, start=1):
-        for name, sublayer, write in (("attention", block.attention, block.attention.write),
-                                      ("FFN", block.ffn, lambda t: _ffn_write(block.ffn, t))):
-            w = write(x)
+        for name, sublayer in (("attention", block.attention), ("FFN", block.ffn)):
+            w = sublayer.write(x)
             out["sublayer"].append(f"{name} {index}")
             out["stream"].append(rms(x))
             out["write"].append(rms(w))
             out["ratio"].append(rms(w) / rms(x))
+            out["peak"].append(peak(x))
             x = sublayer(x)
-    out["final"] = rms(x)
+    out["final"], out["final_peak"] = rms(x), peak(x)
     return out
+
+
+@torch.no_grad()
+def attention_logits(model: TinyTransformer, x: torch.Tensor) -> list[float]:
+    """The largest |q.k / sqrt(d_head)| of each block's attention on input ``x``: how
+    peaked its softmax can get. QK-norm bounds it by sqrt(d_head) times the norms' gains."""
+    if not isinstance(model, TinyTransformer):
+        raise invalid("model", "a TinyTransformer", model, error=TypeError)
+    x = _check_stream(x, model.d)
+    largest = []
+    for block in model.blocks:
+        sublayer = block.attention
+        largest.append(float(sublayer.attention.logits(x if sublayer.norm_position == "post" else sublayer.norm(x))
+                             .abs().max()))
+        x = block(x)
+    return largest
+
+
+def adam_steps(model: TinyTransformer, x: torch.Tensor, labels: torch.Tensor, *, steps: int = 30,
+               lr: float = 1e-3) -> list[float]:
+    """Train ``model`` in place for ``steps`` full-batch Adam steps (torch's defaults) on
+    notebook 10's task: the cross-entropy of the readout at each sequence's last token
+    against its label. Returns every step's loss; a run stops at a non-finite loss."""
+    from .training import _adam_run
+
+    if not isinstance(model, TinyTransformer):
+        raise invalid("model", "a TinyTransformer", model, error=TypeError)
+    x = _check_stream(x, model.d)
+    if x.dtype != model.readout.dtype:
+        raise invalid("x", f"a {model.readout.dtype} tensor, as the model's weights are", x, error=TypeError)
+    labels = check_tensor("labels", labels, ndim=1, floating=False, shape_text="(batch,) of int64 class labels")
+    classes = model.readout.shape[1]
+    if labels.dtype != torch.int64 or len(labels) != len(x) or len(labels) and not (
+            0 <= int(labels.min()) and int(labels.max()) < classes):
+        raise invalid("labels", f"{len(x)} int64 class labels from 0 to {classes - 1}, one per sequence", labels)
+    steps = check_int("steps", steps, minimum=1)
+    lr = check_float("lr", lr, minimum=0.0, maximum=10.0)
+    weights = sum(p.numel() for p in model.parameters())
+    check_cost({"steps": steps}, lambda steps: (0.0, 6.0 * steps * x.shape[0] * x.shape[1] * weights),
+               what=f"a forward and backward pass per step ({weights} weights, {x.shape[0]} sequences)")
+    return _adam_run(model, lambda step: nn.functional.cross_entropy(model(x)[:, -1], labels), steps, lr)
 
 
 def last_block_gradient(depth: int, norm: str, *, d: int = 64, heads: int = 4, tokens: int = 8,
@@ -189,7 +283,7 @@ def last_block_gradient(depth: int, norm: str, *, d: int = 64, heads: int = 4, t
     kernels or the thread count.
     """
     depth = check_int("depth", depth, minimum=1)
-    check_choice("norm", norm, NORM_POSITIONS)
+    check_choice("norm", norm, PLACEMENTS)
     d, heads = _check_width_and_heads(d, heads)
     tokens = check_int("tokens", tokens, minimum=1)
     samples = check_int("samples", samples, minimum=1)
