@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 REPOSITORY = "residual-course/residual-connections"  # GitHub owner/name, as in the Binder badge
 BRANCH = "main"
+COURSE_ARCHIVE = f"https://github.com/{REPOSITORY}/archive/{BRANCH}.zip"  # what the setup cell installs on Colab
 SETUP_TAG = "course-setup"
 SITE_TAG = "remove-cell"  # the course site (scripts/build_site.py) leaves the setup cell out
 BINDER_BADGE = re.compile(r"\[!\[Binder\]\([^)]*\)\]\(https://mybinder\.org/v2/gh/[^)\s]*\)")
@@ -30,23 +31,16 @@ BINDER_BADGE = re.compile(r"\[!\[Binder\]\([^)]*\)\]\(https://mybinder\.org/v2/g
 # The first code cell of every notebook. On Colab only the notebook is opened, so the course's
 # utils package is missing: install it, and only it (--no-deps: Colab's torch, numpy and
 # ipywidgets must stay). Everywhere the course was installed (make lab, Binder) it is a no-op.
+# pip gives up after one retry of 15 s without network, and the cell then says so in a sentence.
 SETUP_SOURCE = f'''\
-# Setup for Google Colab: install this course's `utils` package if it is missing, and nothing else
-# (torch, numpy and ipywidgets stay as they are). In JupyterLab and on Binder this cell does nothing.
-import importlib.metadata
-import subprocess
-import sys
-
-try:
-    importlib.metadata.version("residual-course-utils")
-except importlib.metadata.PackageNotFoundError:
-    COURSE = "https://github.com/{REPOSITORY}/archive/{BRANCH}.zip"
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--retries", "1",
-                          "--timeout", "15", COURSE], capture_output=True, text=True)
+# On Colab: install this course's `utils` package and nothing else (Colab's torch and numpy stay). Elsewhere: nothing.
+import importlib.util, subprocess, sys
+if importlib.util.find_spec("utils") is None:
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--retries", "1", "--timeout", "15",
+                          "{COURSE_ARCHIVE}"], capture_output=True, text=True)
     importlib.invalidate_caches()
-    print("Installed the course's utils package." if pip.returncode == 0 else
-          f"Could not install the course's utils package from {{COURSE}} (no network?); the cells below "
-          f"need it. pip said: {{(pip.stderr.strip().splitlines() or ['nothing'])[-1]}}")'''
+    print("Installed the course's utils package." if pip.returncode == 0 else "Could not install the course's utils package "
+          f"(no network?); the cells below need it. pip said: {{(pip.stderr.strip().splitlines() or ['nothing'])[-1]}}")'''
 
 
 def binder_badge(name: str) -> str:

@@ -48,7 +48,7 @@ LEFT_OUT = {"jupyterlab", "playwright", "sphinx", "myst-nb", "sphinx-book-theme"
 COLAB_WIDGET_STACK = {"ipywidgets": "7.7.1", "ipykernel": "6.17.1", "ipython": "7.34.0"}
 # Versions printed in the summary, as the notebook kernel reports them.
 SHOWN = ("torch", "numpy", "matplotlib", "scikit-learn", "scipy", "ipywidgets", "ipykernel", "ipython",
-         "jupyter_client")
+         "jupyter_client", "tqdm")
 PIP = ("-m", "pip", "install", "--quiet", "--no-compile", "--disable-pip-version-check", "--prefer-binary")
 
 

@@ -124,7 +124,7 @@ ACCEPTS = {
     "utils.lesion.path_length_counts": {"n_blocks": "zero"},  # no block: one path, the skip
     "utils.lesion.random_lesion_accuracies": {"k": "zero"},  # delete nothing: the intact accuracy
     "utils.numpy_block.relu": {"z": "negative zero huge array3d"},  # entry by entry, any shape
-    "utils.progress.Progress": {"total": "huge"},  # a counter, nothing is allocated
+    "utils.progress.progress_bar": {"total": "huge"},  # a counter, nothing is allocated
     "utils.threads.cgroup_cpu_limit": {"root": "string", "proc_cgroup": "string"},  # a missing path: no quota
     "utils.recipes.branches": {"depth": "huge"},  # a formula
     "utils.training.train": {"lr": "zero huge", "momentum": "zero"},  # a diverging run is a result to show
@@ -362,7 +362,7 @@ VALID = {
     "utils.plotting.log_safe": lambda: dict(values=[1e-300, 1.0, float("inf")]),
     "utils.plotting.plot_log_safe": lambda: dict(ax=_axes(), x=[1, 2], values=[0.5, 2.0], color="C0", label="a"),
     "utils.plotting.render": lambda: dict(draw=_draw),
-    "utils.progress.Progress": lambda: dict(total=3),
+    "utils.progress.progress_bar": lambda: dict(total=3),
     "utils.hyper_connections.sinkhorn": lambda: dict(matrix=_positive_matrix()),
     "utils.hyper_connections.mixing_matrices": lambda: dict(depth=2),
     "utils.hyper_connections.composite_gain": lambda: dict(matrices=[_positive_matrix()]),

@@ -186,11 +186,11 @@ def test_plain_stack_gradient_shrinks_at_30_and_explodes_at_300_layers():
 
 
 def test_depth_sweep_equals_separate_streamed_profiles_in_the_order_given():
-    from utils.progress import Progress
+    from utils.progress import progress_bar
 
-    with Progress(4 * 7, "sweep") as bar:
+    with progress_bar(4 * 7, "sweep") as bar:
         sweep = gf.depth_sweep([7, 2, 5], d=16, tokens=3, seed=2, norm="post", scale=2.0, progress=bar)
-    assert bar.done == 28
+    assert bar.n == 28
     for name, residual in (("plain", False), ("residual", True)):
         assert [p.depth for p in sweep[name]] == [7, 2, 5]
         for depth, profile in zip([7, 2, 5], sweep[name]):

@@ -2,7 +2,7 @@
 Binder and Colab badges, then the setup cell that installs the course's utils package on Colab
 only. The setup cell's logic is run here with a fake pip (package present, missing, install
 failing) and with the real pip and no network."""
-import importlib.metadata
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -84,14 +84,12 @@ class FakePip:
 
 
 def _run_setup(monkeypatch, capsys, installed: bool, pip: FakePip, source: str = header.SETUP_SOURCE) -> str:
-    real_version = importlib.metadata.version
+    real_find_spec = importlib.util.find_spec
 
-    def version(name):
-        if name == "residual-course-utils" and not installed:
-            raise importlib.metadata.PackageNotFoundError(name)
-        return real_version(name)
+    def find_spec(name, *args):
+        return None if name == "utils" and not installed else real_find_spec(name, *args)
 
-    monkeypatch.setattr(importlib.metadata, "version", version)
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
     monkeypatch.setattr(subprocess, "run", pip)
     exec(compile(source, "setup-cell", "exec"), {})
     return capsys.readouterr().out
@@ -108,7 +106,7 @@ def test_setup_cell_installs_only_the_course_when_it_is_missing(monkeypatch, cap
     assert out == "Installed the course's utils package.\n"
     [command] = pip.calls
     assert command[:4] == [sys.executable, "-m", "pip", "install"] and "--no-deps" in command
-    assert command[-1] == f"https://github.com/{header.REPOSITORY}/archive/{header.BRANCH}.zip"
+    assert command[-1] == header.COURSE_ARCHIVE == f"https://github.com/{header.REPOSITORY}/archive/{header.BRANCH}.zip"
     assert not any(name in " ".join(command[1:]) for name in ("torch", "numpy", "ipywidgets", "--upgrade", "-U"))
 
 
@@ -116,17 +114,23 @@ def test_setup_cell_without_network_prints_a_clear_message(monkeypatch, capsys):
     stderr = ("WARNING: Retrying ...\nERROR: Could not install requirement https://github.com/x/archive/main.zip "
               "because of HTTP error: Network is unreachable")
     out = _run_setup(monkeypatch, capsys, installed=False, pip=FakePip(1, stderr))
-    assert out.startswith("Could not install the course's utils package from https://github.com/")
-    assert "(no network?); the cells below need it. pip said: ERROR: Could not install" in out
+    assert out.startswith("Could not install the course's utils package (no network?); the cells below need it. "
+                          "pip said: ERROR: Could not install")
     assert "Traceback" not in out
 
 
 def test_setup_cell_with_the_real_pip_and_an_unreachable_address(monkeypatch, capsys):
     """pip really fails here (nothing listens on port 9 of this machine): the cell still ends
     with one message, not an exception."""
-    url = f"https://github.com/{header.REPOSITORY}/archive/{header.BRANCH}.zip"
-    assert url in header.SETUP_SOURCE
-    source = header.SETUP_SOURCE.replace(url, "http://127.0.0.1:9/course.zip")
+    assert header.COURSE_ARCHIVE in header.SETUP_SOURCE
+    source = header.SETUP_SOURCE.replace(header.COURSE_ARCHIVE, "http://127.0.0.1:9/course.zip")
     out = _run_setup(monkeypatch, capsys, installed=False, pip=subprocess.run, source=source)
-    assert out.startswith("Could not install the course's utils package from http://127.0.0.1:9/course.zip")
+    assert out.startswith("Could not install the course's utils package (no network?)")
     assert "pip said: " in out and out.count("\n") == 1
+
+
+def test_setup_cell_is_a_few_lines_of_plain_python():
+    """A learner scrolls past it in every notebook: short, and no IPython magic, so it runs
+    (and is tested here) as ordinary Python."""
+    assert len(header.SETUP_SOURCE.splitlines()) <= 8
+    compile(header.SETUP_SOURCE, "setup-cell", "exec")

@@ -5,7 +5,7 @@ import torch
 from torch import nn
 
 from utils.data import load_digits_split
-from utils.progress import Progress
+from utils.progress import progress_bar
 from utils.training import evaluate, layer_gradient_norms, output_change, train, warmup_lr
 
 
@@ -48,17 +48,17 @@ def test_training_does_not_touch_the_global_seed(data):
 
 def test_divergence_stops_early_and_records_the_non_finite_loss(data):
     model = small_model()
-    with Progress(50, "test") as bar:
+    with progress_bar(50, "test") as bar:
         losses = train(model, data.x_train, data.y_train, steps=50, lr=1e6, momentum=0.9, progress=bar)
     assert len(losses) < 50 and not math.isfinite(losses[-1])
     assert all(math.isfinite(v) for v in losses[:-1])
-    assert bar.done == 50
+    assert bar.n == 50
 
 
 def test_progress_advances_once_per_step(data):
-    with Progress(7, "test") as bar:
+    with progress_bar(7, "test") as bar:
         train(small_model(), data.x_train, data.y_train, steps=7, progress=bar)
-    assert bar.done == 7
+    assert bar.n == 7
 
 
 def test_evaluate_counts_accuracy_and_restores_mode():

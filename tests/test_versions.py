@@ -7,7 +7,7 @@ from scripts import test_versions as versions
 
 def test_requirements_pins_lie_inside_the_supported_ranges():
     pins, ranges = versions.read_pins(), versions.supported_ranges()
-    assert {"torch", "numpy", "matplotlib", "scikit-learn", "ipywidgets", "ipykernel"} == set(ranges)
+    assert {"torch", "numpy", "matplotlib", "scikit-learn", "ipywidgets", "ipykernel", "tqdm"} == set(ranges)
     for name, (oldest, newest) in ranges.items():
         assert Version(oldest) <= Version(pins[name]) <= Version(newest), f"{name}=={pins[name]} is outside {oldest}..{newest}"
 

@@ -372,7 +372,7 @@ def depth_sweep(depths, *, d: int = 128, norm: str = "pre", scale=1.0, tokens: i
     ``dtype=torch.float64`` does the arithmetic in double precision (same weights): needed
     for deep plain stacks, where float32 rounding moves the gain at 1000 blocks by a
     factor of about 100. Returns ``{"plain": [LayerProfile, ...], "residual": [...]}`` in
-    the order of ``depths``; ``progress`` (a utils.progress.Progress with
+    the order of ``depths``; ``progress`` (a ``utils.progress.progress_bar`` of
     ``4 * max(depths)`` steps) advances once per block forward and once per block
     backward, for each stack."""
     depths = [check_int("depths[]", depth, minimum=1) for depth in check_sequence("depths", depths, what="depths")]
@@ -382,8 +382,8 @@ def depth_sweep(depths, *, d: int = 128, norm: str = "pre", scale=1.0, tokens: i
     d, tokens = check_int("d", d, minimum=1), check_int("tokens", tokens, minimum=1)
     check_choice("norm", norm, NORM_POSITIONS)
     check_scale(scale)
-    if progress is not None and not hasattr(progress, "advance"):
-        raise invalid("progress", "a utils.progress.Progress or None", progress, error=TypeError)
+    if progress is not None and not hasattr(progress, "update"):
+        raise invalid("progress", "a progress bar (utils.progress.progress_bar) or None", progress, error=TypeError)
     chains = len(set(depths))  # one gradient per depth side by side
     itemsize = 4 if dtype == torch.float32 else 8
     check_cost({"depths": deepest, "d": d, "tokens": tokens},
@@ -400,7 +400,7 @@ def depth_sweep(depths, *, d: int = 128, norm: str = "pre", scale=1.0, tokens: i
     def advance(steps_done: int) -> None:
         nonlocal done
         if progress is not None and (steps_done - done >= 50 or steps_done == 4 * deepest):
-            progress.advance(steps_done - done)
+            progress.update(steps_done - done)
             done = steps_done
 
     results = {}

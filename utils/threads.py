@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import os
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 # A teacher or hub sets this (a whole number of threads) to override the course's choice.
@@ -132,18 +131,3 @@ def fit_cpu_share() -> int:
         sys.modules["torch"].set_num_threads(count)
     return count
 
-
-@contextmanager
-def threads(count: int = 1):
-    """Within the ``with`` block torch uses ``count`` threads; the previous number is restored after."""
-    import torch
-
-    from .validation import check_int
-
-    count = check_int("count", count, minimum=1, maximum=256)  # more than any laptop has cores
-    before = torch.get_num_threads()
-    torch.set_num_threads(count)
-    try:
-        yield count
-    finally:
-        torch.set_num_threads(before)
