@@ -28,6 +28,8 @@ CASES = [
          "Python's built-in max(0, z)"),
     ]),
     ExerciseCases(ex.projection_block, NOTEBOOK, "projection_block", wrong=[
+        ("the two paths as a tuple", "def projection_block(x, W1, W2, W_s):\n"
+         "    return W_s @ x, W2 @ np.maximum(W1 @ x, 0.0)\n", "the sum of its paths. Add them"),
         ("x without projection", "def projection_block(x, W1, W2, W_s):\n    return x + W2 @ np.maximum(W1 @ x, 0.0)\n",
          "you added x itself"),
         ("branch projected", "def projection_block(x, W1, W2, W_s):\n    return x + W_s @ (W2 @ np.maximum(W1 @ x, 0.0))\n",

@@ -22,6 +22,8 @@ _RATIOS = ("def branch_to_skip_ratios(model, x):\n"
 
 CASES = [
     ExerciseCases(ex.residual_mlp_block, NOTEBOOK, "ResidualMLPBlock", wrong=[
+        ("eval mode forced", _BLOCK.replace("    def forward(self, x):\n", "    def forward(self, x):\n        self.eval()\n")
+         + "        return torch.relu(x + branch)\n", "switched the block to eval mode"),
         ("branch ends in a ReLU", _BLOCK + "        return torch.relu(x + torch.relu(branch))\n",
          "applies a ReLU twice"),
         ("ReLU before the sum", _BLOCK + "        return x + torch.relu(branch)\n", "before the sum"),

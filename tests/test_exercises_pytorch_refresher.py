@@ -49,7 +49,18 @@ CASES = [
         ("NumPy detour", _LN + "    y = (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False, keepdim=True) + eps)\n"
          "    return torch.from_numpy((gamma * y + beta).numpy())\n", "Autograd cannot follow a detour through NumPy"),
         ("torch's own LayerNorm", "def layer_norm(x, gamma, beta, eps):\n"
-         "    return F.layer_norm(x, (x.shape[-1],), gamma, beta, eps)\n", "calls torch's own LayerNorm"),
+         "    return F.layer_norm(x, (x.shape[-1],), gamma, beta, eps)\n", "calls one of torch's own normalisations"),
+        ("group_norm", "def layer_norm(x, gamma, beta, eps):\n    d = x.shape[-1]\n"
+         "    return F.group_norm(x.reshape(-1, d, 1), 1, eps=eps).reshape(x.shape) * gamma + beta\n",
+         "group_norm, instance_norm"),
+        ("one token cut off", _LN.replace("def layer_norm(x, gamma, beta, eps):\n",
+                                          "def layer_norm(x, gamma, beta, eps):\n    x = x.detach() if x.dim() == 1 else x\n")
+         + "    return gamma * (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False, keepdim=True) + eps) + beta\n",
+         "one token x = [1, -2, 0.5, 4, 0], backward pass"),
+        ("eps ignored", _LN + "    return gamma * (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False, keepdim=True) + 1e-5) + beta\n",
+         "does not use the eps it was given"),
+        ("rounded", _LN + "    y = gamma * (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False, keepdim=True) + eps) + beta\n"
+         "    return torch.round(y, decimals=3)\n", "rounded to 3 decimals"),
     ]),
     ExerciseCases(ex.gradient_check, NOTEBOOK, "gradient_check", wrong=[
         ("one-sided", _GC + "        out[i] = (f((flat + step).reshape(x.shape)) - f(x.detach())) / h\n"

@@ -24,6 +24,8 @@ CASES = [
          "only the slope of the whole stack"),
         ("from the last layer back", "def stack_slopes(layer_slopes, residual):\n" + FACTORS
          + "    return np.cumprod(factors[::-1])\n", "from the last one back"),
+        ("slope subtracted", "def stack_slopes(layer_slopes, residual):\n"
+         "    return np.cumprod(1 - layer_slopes if residual else layer_slopes)\n", "you subtracted the slope"),
         ("edited in place", "def stack_slopes(layer_slopes, residual):\n    if residual:\n        layer_slopes += 1\n"
                             "    return np.cumprod(layer_slopes)\n", "changed its argument `layer_slopes` in place"),
         ("1 added once", "def stack_slopes(layer_slopes, residual):\n    p = np.cumprod(layer_slopes)\n"

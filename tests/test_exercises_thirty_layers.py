@@ -67,6 +67,8 @@ CASES = [
         ("a generator", NORMS.replace("return [x_l.grad.norm().item() for x_l in xs]",
                                       "return (x_l.grad.norm().item() for x_l in xs)"), "a generator expression"),
         ("0-d tensors", NORMS.replace("x_l.grad.norm().item()", "x_l.grad.norm()"), "is a tensor of shape ()"),
+        ("a block appended to the caller's stack", NORMS.replace("    xs = [", "    stack.append(nn.Identity())\n    xs = ["),
+         "changed the model you were given in place"),
         ("a dict by layer", NORMS.replace("return [x_l.grad.norm().item() for x_l in xs]",
                                           "return {l: x_l.grad.norm().item() for l, x_l in enumerate(xs)}"),
          "returned a dict (keys 0, 1, 2, 3, ...)"),

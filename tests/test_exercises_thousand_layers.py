@@ -46,7 +46,7 @@ WHOLE_BLOCK_AS_BRANCH = SCALED.replace("block.branch(block.norm(h))", "block(h)"
 SUM_LOSS = SCALED.replace("(h * g).sum()", "h.sum()")
 NO_SKIP = SCALED.replace("shortcut * h + branch *", "branch *")
 SCALED_IN_FLOAT32 = SCALED.replace("x0 = x.detach().clone().requires_grad_(True)",
-                                   "blocks = blocks.float()\n    x0 = x.detach().float().requires_grad_(True)").replace(
+                                   "import copy\n    blocks = copy.deepcopy(blocks).float()\n    x0 = x.detach().float().requires_grad_(True)").replace(
     "(h * g).sum()", "(h * g.float()).sum()")
 NOT_DIVIDED = SCALED.replace("grad.norm().item() / g.norm().item()", "grad.norm().item()")
 
@@ -66,11 +66,13 @@ CASES = [
         ("shortcut and branch swapped", SWAPPED, "are swapped"),
         ("whole block scaled", WHOLE_BLOCK_SCALED, "whole block output"),
         ("LayerNorm left out", NO_NORM, "normalised input"),
-        ("whole block as the branch", WHOLE_BLOCK_AS_BRANCH, "it already adds its own skip path"),
+        ("whole block as the branch", WHOLE_BLOCK_AS_BRANCH, "which already adds its own skip path"),
         ("skip path left out", NO_SKIP, "the skip path is missing"),
         ("branch detached", SCALED.replace("block.branch(block.norm(h))", "block.branch(block.norm(h)).detach()"),
          "the branches' part is missing"),
         ("branch subtracted", SCALED.replace("shortcut * h + branch *", "shortcut * h - branch *"), "the branch is subtracted"),
+        ("a tensor, not a float", SCALED.replace("grad.norm().item() / g.norm().item()", "grad.norm() / g.norm()"),
+         "return a Python float"),
         ("float32", SCALED_IN_FLOAT32, "the size of float32 rounding"),
         ("loss output.sum()", SUM_LOSS, "you differentiated output.sum()"),
         ("not divided by |g|", NOT_DIVIDED, "divides it by the norm of g"),

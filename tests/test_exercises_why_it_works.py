@@ -26,6 +26,7 @@ CASES = [
     ]),
     ExerciseCases(ex.lag1_autocorrelation, NOTEBOOK, "lag1_autocorrelation", wrong=[
         ("a list of one number", _LAG + "    return [float(c[1:] @ c[:-1] / (c @ c))]\n", "return one number, a float"),
+        ("absolute value", _LAG + "    return abs(float(c[1:] @ c[:-1] / (c @ c)))\n", "you returned the absolute value"),
         ("short sequences skipped", _LAG + "    return float(c[1:] @ c[:-1] / (c @ c)) if len(values) > 3 else 0.0\n",
          "v = [1, 2, 4], the shortest sequence"),
         ("forgot the mean", "def lag1_autocorrelation(values):\n"

@@ -28,6 +28,9 @@ def _shown(x, w1, w2, w_s=None) -> str:
 
 def _not_a_matrix(got, name: str, shown: str) -> None:
     """A 2-D result where a vector is due almost always comes from ``*`` used for ``@``."""
+    if isinstance(got, (list, tuple)) and len(got) > 1 and all(np.ndim(core.as_array(g, name, shown)) == 1 for g in got):
+        raise Mistake(f"`{name}` returned {core.describe_container(got)} for {shown}, each a vector: the block's "
+                      "output is one vector, the sum of its paths. Add them.")
     if np.ndim(core.as_array(got, name, shown)) == 2:
         raise Mistake(f"`{name}` returned a matrix of shape {np.shape(got)} for {shown}, not a vector. "
                       "Did you use * (entry by entry, with broadcasting) where @ (matrix times vector) is needed?")

@@ -179,6 +179,10 @@ def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, ti
                           "to stop at floating-point errors (`np.seterr(all=\"raise\")` or `np.errstate`), and "
                           "this input makes one on purpose (a product that underflows to 0 or overflows). Leave "
                           "NumPy's error handling at its default.") from None
+        if "does not require grad and does not have a grad_fn" in str(error):
+            raise Mistake(f"`{name}` asked autograd for a gradient of a result it never recorded, when called with "
+                          f"{shown}: the computation ran under `torch.no_grad()` or `torch.set_grad_enabled(False)`, "
+                          "or from tensors cut off with `.detach()`. Compute the loss with autograd recording.") from None
         if "numpy() on Tensor that requires grad" in str(error):
             raise Mistake(f"`{name}` turned a tensor that tracks gradients into NumPy (`.numpy()`) when called with "
                           f"{shown}. Autograd cannot follow a detour through NumPy, so no gradient would flow back: "
@@ -189,7 +193,8 @@ def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, ti
         argument = f"`{given}`" if given else f"number {position + 1}"
         if not _same(original, passed):  # values first: `x += f` also switches requires_grad on
             if hasattr(original, "state_dict") and hasattr(original, "modules"):  # a torch model
-                raise Mistake(f"`{name}` changed the model you were given in place (its blocks, weights or BatchNorm "
+                raise Mistake(f"`{name}` changed the model you were given in place (its blocks, weights, their dtype "
+                              "or BatchNorm "
                               f"statistics) when called with {shown}: work on `copy.deepcopy({given or 'model'})`.")
             raise Mistake(f"`{name}` changed its argument {argument} in place when called with "
                           f"{shown}. Compute a new value instead (for example `x + f` rather than `x += f`): "
@@ -200,8 +205,8 @@ def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, ti
                   if p.requires_grad and n in after and not after[n].requires_grad]
         if frozen:
             raise Mistake(f"`{name}` switched off requires_grad of `{frozen[0]}` of the model you were given when "
-                          f"called with {shown}: the caller's model could no longer train. To compute without "
-                          "gradients, use `with torch.no_grad():` instead, which changes no weight.")
+                          f"called with {shown}: the caller's model could no longer train. Leave requires_grad as it "
+                          "was: gradients reach the input without freezing any weight.")
         flag = getattr(original, "requires_grad", None)
         if isinstance(flag, bool) and flag != getattr(passed, "requires_grad", flag):
             raise Mistake(f"`{name}` switched {'off' if flag else 'on'} requires_grad of its argument "
@@ -243,6 +248,10 @@ def expect_float_list(value, *, name: str, shown: str) -> list[float]:
         raise Mistake(f"`{name}` returned {describe_container(value)}{hint} for {shown}; return a list of "
                       "Python floats.")
     for i, item in enumerate(value):
+        if item is None:
+            raise Mistake(f"item {i} of the list `{name}` returned for {shown} is None. A gradient is None when the "
+                          "loss does not depend on that tensor (`allow_unused=True` hides the error that would say "
+                          "so): compute the loss from the tensor itself.")
         if not isinstance(item, (int, float, np.floating, np.integer)) or isinstance(item, bool):
             raise Mistake(f"item {i} of the list `{name}` returned for {shown} is {describe_container(item)}, not a "
                           "number: convert each value with float(...) before you append it.")
@@ -300,6 +309,10 @@ def expect_close(got, want, *, name: str, shown: str, mistakes=(), rtol: float =
             raise Mistake(f"for {shown}: `{name}` returned the transpose of the right result (shape {got.shape} "
                           f"instead of {want.shape}): rows and columns are swapped. Check the order of a matrix "
                           "product, or which index counts the rows.")
+        if isinstance(returned, (list, tuple)) and len(returned) > 1 and all(
+                np.shape(as_array(item, name, shown)) == want.shape for item in returned):
+            raise Mistake(f"`{name}` returned {describe_container(returned)} for {shown}, each of the right shape "
+                          f"{want.shape}: return one result (if they are parts of it, add them).")
         raise Mistake(f"`{name}` returned {describe_container(returned)} for {shown}; expected shape {want.shape}"
                       + (f" ({want.size} numbers)." if want.ndim <= 1 else "."))
     if np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
@@ -317,6 +330,9 @@ def expect_close(got, want, *, name: str, shown: str, mistakes=(), rtol: float =
     if shape is not None:
         raise Mistake(f"for {shown}: {shape}")
     worst = float(np.max(np.abs(got - want)))
+    if want.size == 1:
+        raise Mistake(f"`{name}` gives {float(got.reshape(-1)[0]):.6g} for {shown}; the right value is "
+                      f"{float(want.reshape(-1)[0]):.6g}. Check the formula one step at a time.")
     raise Mistake(f"`{name}` gives wrong values for {shown}: it is off by up to {worst:.3g}. "
                   "Work through one entry by hand and compare.")
 
@@ -367,6 +383,10 @@ def name_by_shape(got: np.ndarray, want: np.ndarray, *, rtol: float = 1e-6, atol
     if want.ndim >= 2 and want.shape[-1] == want.shape[-2] and close(got, want.swapaxes(-1, -2)):
         return ("your result is the transpose of the right one: rows and columns are swapped. Check the order of a "
                 "matrix product, or which index counts the rows.")
+    for decimals in range(9):
+        if worst > 0 and np.allclose(got, np.round(want, decimals), rtol=0, atol=1e-9):
+            return (f"your result is the right one rounded to {decimals} decimal{'s' * (decimals != 1)}: return it "
+                    "unrounded, and round only when you print.")
     if worst <= 1e-4 * max(scale, 1.0):
         return (f"your result differs from the right one only at the level of rounding (by up to {worst:.2g}): "
                 "the formula looks right, but some step ran in lower precision, with a slightly different "
@@ -439,7 +459,8 @@ def expect_gradients(got, want, leaves: dict, *, name: str, shown: str, rtol: fl
                 raise Mistake(f"for {shown}: your output has the right values, but backpropagating through it "
                               f"fails ({error}). Compute new tensors instead of changing one in place.") from None
     cut = ("the part of your computation that uses it is cut from autograd's graph (by `.item()`, `float(...)`, "
-           "`.detach()`, `.data`, `torch.tensor(...)` of a tensor, `torch.no_grad()`, or a detour through NumPy)")
+           "`.detach()`, `.data`, `torch.tensor(...)` of a tensor, `torch.no_grad()`, `torch.set_grad_enabled(False)`, "
+           "or a detour through NumPy)")
     wanted = [torch.zeros_like(t) if g is None else g for t, g in zip(tensors, wanted)]
     found = [torch.zeros_like(t) if g is None else g.to(t.dtype) for t, g in zip(tensors, found)]
     for what, right, mine in zip(names, wanted, found):  # a tensor cut off entirely says most
@@ -503,10 +524,13 @@ def _named_parameters(value) -> dict:
 
 def _same(a, b) -> bool:
     """Whether an argument still equals the copy taken before the learner's call."""
-    if hasattr(a, "state_dict") and hasattr(b, "state_dict"):  # a torch module: compare its weights
+    if hasattr(a, "state_dict") and hasattr(b, "state_dict"):  # a torch module: its layers and weights
         first, second = a.state_dict(), b.state_dict()
-        return first.keys() == second.keys() and all(_same(first[k], second[k]) for k in first)
+        return ([type(m) for m in a.modules()] == [type(m) for m in b.modules()] and first.keys() == second.keys()
+                and all(_same(first[k], second[k]) for k in first))
     if hasattr(a, "detach") and hasattr(b, "detach"):
+        if a.dtype != b.dtype:
+            return False
         a, b = a.detach().cpu().numpy(), b.detach().cpu().numpy()
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         return a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")

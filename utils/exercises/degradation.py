@@ -100,6 +100,9 @@ def _check_block(answer) -> str:
     for seed, (width, x, shown) in enumerate(cases):
         block = _build_block(block_class, width, seed)
         got = call(block, x, name="forward", shown=shown)
+        if not block.training:
+            raise Mistake(f"for {shown}: your forward switched the block to eval mode (`self.eval()`). Leave the "
+                          "mode to the caller: model.train() before training, model.eval() before testing.")
         parts = _block_parts(block, x)
         want = torch.relu(x + parts["branch"])
         expect_close(got, want, name="forward", shown=shown, mistakes=_block_mistakes(x, parts), rtol=1e-7, atol=1e-9)

@@ -172,8 +172,8 @@ def _check_difference(answer) -> str:
                 error = float(np.max(np.abs(array - want)))
                 if error <= 20 * np.finfo(np.float32).eps * max(1.0, float(np.max(np.abs(f(x))))) / eps:
                     raise Mistake(f"for {shown}: off by {error:.2g}, about what rounding to float32 and dividing "
-                                  "by eps costs. Somewhere the values went through float32: keep x, the steps "
-                                  "and f's values in float64.") from None
+                                  "by eps costs. Somewhere the values went through float32, or were rounded: keep "
+                                  "x, the steps and f's values in float64, and do not round.") from None
             raise
     return ("central differences, one input at a time, as columns, in float64: they match the exact Jacobians "
             "of a smooth map with 3 inputs and 2 outputs and of a residual block at eps = 1e-3 and 1e-6, and "

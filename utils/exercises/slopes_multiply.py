@@ -33,8 +33,8 @@ def _quiet(function):
 
 def _stack_cases() -> list[np.ndarray]:
     rng = np.random.default_rng(3)
-    return [np.full(20, 0.5), rng.uniform(-1.5, 1.5, size=6), np.array([0.3]), np.zeros(5),
-            np.full(1000, 0.05)]
+    return [rng.uniform(-1.5, 1.5, size=6), np.full(20, 0.5), np.array([0.3]), np.zeros(5),
+            np.full(1000, 0.05)]  # mixed slopes first: at 0.5, 1 - f' and f' would look alike
 
 
 def _stack_mistakes(slopes, residual):
@@ -44,6 +44,9 @@ def _stack_mistakes(slopes, residual):
     if residual:
         mistakes += [(_quiet(lambda: np.cumprod(slopes)),
                       "you forgot the skip path's 1: a residual block's slope is 1 + f', not f'."),
+                     (_quiet(lambda: np.cumprod(1.0 - slopes)),
+                      "you subtracted the slope: a residual block's slope is 1 + f', the skip path's 1 plus the "
+                      "branch's slope."),
                      (_quiet(lambda: 1.0 + np.cumprod(slopes)),
                       "you added the 1 once, to the whole product. The 1 belongs in every factor: "
                       "multiply the (1 + f') of each block.")]

@@ -16,8 +16,11 @@ _FLOAT32_NEAR = 1e-4  # float32 rounding moves these answers by about 1e-7 to 1e
 def _as_number(result, name: str, shown: str, *, why: str) -> float:
     """One number from the learner's result; a float32 tensor gets its own message."""
     expect_float64(result, what="the result", shown=shown, why=why)
+    if isinstance(result, torch.Tensor):
+        raise Mistake(f"`{name}` returned a tensor for {shown}; return a Python float (`.item()` of a one-number "
+                      "tensor, or float(...)).")
     try:
-        return float(result.detach()) if isinstance(result, torch.Tensor) else float(result)
+        return float(result)
     except (TypeError, ValueError):
         raise Mistake(f"`{name}` returned a {type(result).__name__} for {shown}; it should return one "
                       "number.") from None
@@ -173,8 +176,9 @@ def _check_scaled_stack_gain(answer) -> str:
              "the skip path is missing: each block must add shortcut * x_l to the branch, "
              "x_{l+1} = shortcut * x_l + branch * F(LN(x_l))."),
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="whole-block"),
-             "you scaled block(x_l), the whole block: it already adds its own skip path, so x_l is counted "
-             "twice. Scale only the branch, F(LN(x_l)), which the block computes from its norm and branch."),
+             "x_l is counted twice: either you scaled block(x_l), the whole block, which already adds its own skip "
+             "path, or you added x_l besides shortcut * x_l. Each block is shortcut * x_l + branch * F(LN(x_l)), "
+             "with F(LN(x_l)) = block.branch(block.norm(x_l))."),
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="no-norm"),
              "the branch must see the normalised input: block.branch(block.norm(x_l)), not block.branch(x_l)."),
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="cut"),

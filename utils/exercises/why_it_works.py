@@ -113,6 +113,8 @@ def _lag1_mistakes(v: np.ndarray) -> list[tuple]:
     c = v - v.mean()
     n = len(v)
     return [
+        (abs(_reference_lag1(v)), "you returned the absolute value: r_1 is negative when neighbours tend to have "
+         "opposite signs (as in white noise, or an alternating sequence). Keep its sign."),
         (float(v[1:] @ v[:-1] / (v @ v)), "the mean is not subtracted. Centre the sequence first, c = v - mean(v), "
          "then correlate c with itself shifted by one."),
         (1.0, "that is the lag-0 autocorrelation (every sequence is perfectly correlated with itself). Multiply "
