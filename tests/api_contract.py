@@ -80,11 +80,11 @@ ACCEPTS = {
     "utils.pictures.nearby_values": {"direction": "negative"},  # -1: the slider last moved down
     "utils.blocks.block_numbers": {"d": "huge"},  # a formula, nothing is allocated
     "utils.blocks.check_scale": {"scale": "negative zero huge"},  # any finite branch scale
-    "utils.blocks.ResidualBlock": {"scale": "negative zero huge"},
+    "utils.blocks.LayerNormResidualBlock": {"scale": "negative zero huge"},
     "utils.blocks.make_block": {"scale": "negative zero huge"},
     "utils.blocks.make_stack": {"scale": "negative zero huge"},
     "utils.blocks.demo_block": {"scale": "negative zero huge"},
-    "utils.gradient_flow.describe": {"scale": "negative zero huge"},
+    "utils.gradient_flow.configuration_name": {"scale": "negative zero huge"},
     "utils.gradient_flow.streamed_profile": {"scale": "negative zero huge",
                                              "shortcut": "zero huge", "nudge": "zero"},  # skip path off; no nudge
     "utils.gradient_flow.draw_layer_profiles": {"loss": "string"},  # the loss's name on the axis
@@ -111,7 +111,6 @@ ACCEPTS = {
     "utils.plotting.log_safe": {"values": "negative zero nan inf huge array3d", "floor": "zero huge",
                                 "ceiling": "huge"},  # any magnitudes; any clipping range
     "utils.plotting.use_fixed_margins": {"left": "zero", "bottom": "zero"},  # no margin
-    "utils.plotting.short_number": {"value": "negative zero huge"},  # any tick value
     "utils.plotting.legend_below": {"xlabel_inches": "zero"},  # no x label under the axes
     "utils.shattered.input_gradient_curve": {"low": "negative zero", "high": "negative zero huge"},
     "utils.blocks.block_plot": {"scale": "zero"},  # the slider's left end
@@ -286,8 +285,8 @@ VALID = {
         autocorrelation={(a, d): 0.5 for a in ("plain", "residual") for d in (2, 4)}, depths=[2, 4]),
     "utils.blocks.check_scale": lambda: dict(scale=1.0),
     "utils.blocks.block_numbers": lambda: dict(d=8),
-    "utils.blocks.ResidualBlock": lambda: dict(d=8),
-    "utils.blocks.PlainBlock": lambda: dict(d=8),
+    "utils.blocks.LayerNormResidualBlock": lambda: dict(d=8),
+    "utils.blocks.LayerNormPlainBlock": lambda: dict(d=8),
     "utils.blocks.ReZeroBlock": lambda: dict(d=8),
     "utils.blocks.draw_std_through_stack": lambda: dict(fig=_figure(), stds={"plain": [1.0, 0.5], "pre": [1.0, 2.0]}),
     "utils.blocks.make_block": lambda: dict(d=8),
@@ -308,7 +307,7 @@ VALID = {
     "utils.gradient_flow.streamed_profile": lambda: dict(depth=3, d=8, tokens=2),
     "utils.gradient_flow.depth_sweep": lambda: dict(depths=[1, 3], d=8, tokens=2),
     "utils.gradient_flow.widget_profile": lambda: dict(depth=3, residual=True, norm="pre", scale=1.0),
-    "utils.gradient_flow.describe": lambda: dict(residual=True, norm="pre", scale=1.0),
+    "utils.gradient_flow.configuration_name": lambda: dict(residual=True, norm="pre", scale=1.0),
     "utils.gradient_flow.summary_text": lambda: dict(profile=_profile(), residual=True, norm="pre", scale=1.0),
     "utils.gradient_flow.draw_gradient_flow": lambda: dict(fig=_figure(), depth=10),
     "utils.gradient_flow.gradient_flow_plot": lambda: dict(depth=10),
@@ -334,8 +333,8 @@ VALID = {
     "utils.lesion.delete_layers": lambda: dict(model=_mlp("plain"), layers=[1]),
     "utils.lesion.single_lesion_accuracies": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
     "utils.lesion.random_lesion_accuracies": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1], k=1, draws=2),
-    "utils.mlp.PlainBlock": lambda: dict(width=8),
-    "utils.mlp.ResidualBlock": lambda: dict(width=8),
+    "utils.mlp.BatchNormPlainBlock": lambda: dict(width=8),
+    "utils.mlp.BatchNormResidualBlock": lambda: dict(width=8),
     "utils.mlp.MLP": lambda: dict(architecture="plain", depth=4, width=8, in_features=4, out_features=3,
                                   block_layers=2),
     "utils.mlp.make_mlp": lambda: dict(architecture="plain", depth=4, width=8),
@@ -344,9 +343,7 @@ VALID = {
     "utils.numpy_block.forward": lambda: dict(x=[1.0, -1.0], w1=np.eye(2), w2=np.eye(2)),
     "utils.plotting.use_fixed_margins": lambda: dict(fig=_figure()),
     "utils.plotting.legend_below": lambda: dict(fig=_figure()),
-    "utils.plotting.tidy_log_yaxis": lambda: dict(ax=_log_axes()),
-    "utils.plotting.plain_log_ticks": lambda: dict(ax=_log_axes()),
-    "utils.plotting.short_number": lambda: dict(value=0.5),
+    "utils.plotting.log_ticks": lambda: dict(ax=_log_axes()),
     "utils.plotting.figure_png": lambda: dict(fig=_figure()),
     "utils.plotting.figure_svg": lambda: dict(fig=_figure()),
     "utils.plotting.figure_small_png": lambda: dict(fig=_figure()),
@@ -395,7 +392,7 @@ VALID = {
     "utils.slopes.draw_slope_products": lambda: dict(fig=_figure()),
     "utils.training.train": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1], steps=2, batch_size=4),
     "utils.training.evaluate": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
-    "utils.training.layer_gradient_norms": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
+    "utils.training.weight_gradient_norms": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
     "utils.training.warmup_lr": lambda: dict(step=3, lr=0.001, warmup_steps=10),
     "utils.training.output_change": lambda: dict(before=_stream_input(), after=2 * _stream_input()),
     "utils.transformer.SelfAttention": lambda: dict(d=8, heads=2),

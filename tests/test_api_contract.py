@@ -21,7 +21,7 @@ from hypothesis.extra import numpy as hnp
 import api_contract as contract
 import ipywidgets  # noqa: F401 - imported here so the time limit measures calls, not first imports
 import sklearn.model_selection  # noqa: F401
-from utils.validation import describe
+from utils.validation import describe_value
 
 CALLABLES = contract.public_callables()
 PAIRS = [(name, parameter.name) for name, function in CALLABLES.items()
@@ -70,7 +70,7 @@ def _outcome(function, arguments: dict):
 
 
 def _call_text(name: str, parameter: str, value) -> str:
-    return f"{name}({parameter}={describe(value)})"
+    return f"{name}({parameter}={describe_value(value)})"
 
 
 def test_the_contract_names_only_what_exists():
@@ -234,7 +234,7 @@ def test_an_exercise_fails_bad_answers_with_a_message(name):
 
     def fails(answer) -> None:
         problems = feedback_problems(exercise, answer)
-        assert not problems, f"{name}.check({describe(answer)}): " + "; ".join(problems)
+        assert not problems, f"{name}.check({describe_value(answer)}): " + "; ".join(problems)
 
     check = given(answer=BAD_ANSWER_STRATEGY)(fails)
     for answer in BAD_ANSWERS.values():

@@ -282,12 +282,12 @@ def test_panel_greys_out_norm_and_scale_for_a_plain_stack():
     assert not panel.controls["norm"].disabled
 
 
-def test_describe_names_each_configuration():
-    assert gf.describe(True, "pre", 1.0) == "residual, pre-norm, scale 1"
-    assert gf.describe(True, "post", "rezero") == "residual, post-norm, ReZero-style gate (alpha = 0 at init)"
-    assert gf.describe(False, "post", 3.0).startswith("plain (no skip path")
+def test_configuration_name_names_each_configuration():
+    assert gf.configuration_name(True, "pre", 1.0) == "residual, pre-norm, scale 1"
+    assert gf.configuration_name(True, "post", "rezero") == "residual, post-norm, ReZero-style gate (alpha = 0 at init)"
+    assert gf.configuration_name(False, "post", 3.0).startswith("plain (no skip path")
     with pytest.raises(ValueError, match="scale"):
-        gf.describe(True, "pre", "half")
+        gf.configuration_name(True, "pre", "half")
 
 
 def test_summary_text_reports_the_profile_and_flags_special_cases():

@@ -15,7 +15,7 @@ def _x(batch=2, tokens=5, d=16, seed=0):
 
 def test_the_ffn_sublayer_is_the_course_residual_block():
     block = transformer.TransformerBlock(16, 4, norm="pre")
-    assert isinstance(block.ffn, blocks.ResidualBlock)
+    assert isinstance(block.ffn, blocks.LayerNormResidualBlock)
     assert block.ffn.fc1.out_features == 64 and block.ffn.fc2.in_features == 64
     assert block(_x()).shape == (2, 5, 16)
 

@@ -62,7 +62,7 @@ def check_scale(scale):
     return check_float("scale", scale)
 
 
-class ResidualBlock(nn.Module):
+class LayerNormResidualBlock(nn.Module):
     """y = x + s * F(LN(x)) (``norm="pre"``) or y = LN(x + s * F(x)) (``norm="post"``).
 
     ``scale`` is a fixed number (1.0 by default) or ``"rezero"``: a learnable scalar
@@ -108,15 +108,15 @@ class ResidualBlock(nn.Module):
         return f"d={self.d}, norm={self.norm_position!r}, scale={scale!r}"
 
 
-class PlainBlock(nn.Module):
-    """The same layers as ``ResidualBlock`` in sequence, with no skip path:
+class LayerNormPlainBlock(nn.Module):
+    """The same layers as ``LayerNormResidualBlock`` in sequence, with no skip path:
     y = Linear(4d, d)(GELU(Linear(d, 4d)(LN(x))))."""
 
     def __init__(self, d: int):
         super().__init__()
         self.d = _check_d(d)
         self.norm = nn.LayerNorm(self.d)
-        self.fc1 = nn.Linear(self.d, 4 * self.d)  # created first, as in ResidualBlock
+        self.fc1 = nn.Linear(self.d, 4 * self.d)  # created first, as in LayerNormResidualBlock
         self.act = nn.GELU()
         self.fc2 = nn.Linear(4 * self.d, self.d)
 
@@ -130,13 +130,13 @@ class PlainBlock(nn.Module):
 
 class ReZeroBlock(nn.Module):
     """ReZero as Bachlechner et al. (2020) publish it: y = x + alpha * F(x) with the same
-    branch F and a learnable alpha that starts at 0, and **no LayerNorm**. (``ResidualBlock``
+    branch F and a learnable alpha that starts at 0, and **no LayerNorm**. (``LayerNormResidualBlock``
     with ``scale="rezero"`` adds the same gate to a normed block: a ReZero-style hybrid.)"""
 
     def __init__(self, d: int):
         super().__init__()
         self.d = _check_d(d)
-        self.fc1 = nn.Linear(self.d, 4 * self.d)  # created first, as in ResidualBlock
+        self.fc1 = nn.Linear(self.d, 4 * self.d)  # created first, as in LayerNormResidualBlock
         self.act = nn.GELU()
         self.fc2 = nn.Linear(4 * self.d, self.d)
         self.alpha = nn.Parameter(torch.zeros(()))
@@ -150,14 +150,14 @@ class ReZeroBlock(nn.Module):
 
 
 def make_block(d: int, *, residual: bool = True, norm: str = "pre", scale=1.0) -> nn.Module:
-    """One block: ``ResidualBlock(d, norm, scale)`` or, with ``residual=False``,
-    ``PlainBlock(d)`` (a plain block has no skip path, so ``norm`` and ``scale`` are
+    """One block: ``LayerNormResidualBlock(d, norm, scale)`` or, with ``residual=False``,
+    ``LayerNormPlainBlock(d)`` (a plain block has no skip path, so ``norm`` and ``scale`` are
     checked but do not apply)."""
     if check_bool("residual", residual):
-        return ResidualBlock(d, norm=norm, scale=scale)
+        return LayerNormResidualBlock(d, norm=norm, scale=scale)
     check_choice("norm", norm, NORM_POSITIONS)
     check_scale(scale)
-    return PlainBlock(d)
+    return LayerNormPlainBlock(d)
 
 
 def make_stack(depth: int, d: int, *, residual: bool = True, norm: str = "pre", scale=1.0) -> nn.Sequential:
@@ -231,12 +231,12 @@ def demo_input() -> torch.Tensor:
     return torch.randn(64, DEMO_D, generator=torch.Generator().manual_seed(DEMO_SEED + 1))
 
 
-def demo_block(norm: str = "pre", scale=1.0) -> ResidualBlock:
+def demo_block(norm: str = "pre", scale=1.0) -> LayerNormResidualBlock:
     """Notebook 05's block for one configuration, always with the same weights (built
     after seed 0 without touching the global random state)."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(DEMO_SEED)
-        return ResidualBlock(DEMO_D, norm=norm, scale=scale)
+        return LayerNormResidualBlock(DEMO_D, norm=norm, scale=scale)
 
 
 @lru_cache(maxsize=32)

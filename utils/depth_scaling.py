@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .plotting import PALETTE, tidy_log_yaxis
+from .plotting import PALETTE, log_ticks
 from .recipes import DeepResidualMLP, build_deep_mlp
 from .training import _as_data, evaluate
 from .validation import check_cost, check_figure, check_float, check_int, check_module, check_sequence, invalid
@@ -138,7 +138,7 @@ def draw_lr_sweep(fig, sweep: dict, lrs, *, diverged: float = 10.0) -> str:
         ax.set_yscale("log")
         ax.set_xlabel("Adam learning rate")
         ax.set_title(f"branch multiplier L^-{alpha:g}" + (" (1/sqrt(L))" if alpha == 0.5 else " (1/L)" if alpha == 1 else ""))
-        tidy_log_yaxis(ax)
+        log_ticks(ax)
     axes[0].set_ylabel("training loss after the run")
     axes[0].legend(fontsize=9)
     return (f"loss above {diverged:g} (diverged, drawn as triangles): " + "; ".join(blown_runs) if blown_runs

@@ -225,7 +225,7 @@ class WeightStream:
 
     @torch.no_grad()
     def load(self, block: nn.Module, layer: int) -> None:
-        """Give ``block`` (a ResidualBlock or PlainBlock of width d) the weights of layer
+        """Give ``block`` (a LayerNormResidualBlock or LayerNormPlainBlock of width d) the weights of layer
         ``layer`` (0 = first block); its LayerNorm keeps its initial scale 1 and shift 0."""
         layer = check_int("layer", layer, minimum=0)
         if getattr(block, "d", None) != self.d:
@@ -514,7 +514,7 @@ def widget_profile(depth: int, residual: bool, norm: str, scale) -> LayerProfile
     return _cached_profile(depth, residual, norm, scale)
 
 
-def describe(residual: bool, norm: str, scale) -> str:
+def configuration_name(residual: bool, norm: str, scale) -> str:
     """A short name of one configuration, e.g. 'residual, pre-norm, scale 1.0'."""
     check_choice("norm", norm, NORM_POSITIONS)
     scale = check_scale(scale)
@@ -530,7 +530,7 @@ def summary_text(profile: LayerProfile, residual: bool, norm: str, scale) -> str
     if not isinstance(profile, LayerProfile):
         raise invalid("profile", "a LayerProfile (from widget_profile or streamed_profile)", profile,
                       error=TypeError)
-    configuration = describe(residual, norm, scale)
+    configuration = configuration_name(residual, norm, scale)
     scale = check_scale(scale)
     gain = profile.gain
     finite = np.isfinite(profile.grad_norm).all() and np.isfinite(profile.act_std).all()
@@ -556,23 +556,15 @@ def summary_text(profile: LayerProfile, residual: bool, norm: str, scale) -> str
     return "\n".join(lines)
 
 
-def _plain_log_ticks(ax, values) -> None:
-    """Log-axis ticks as plain text without minor ticks (much faster to draw than the
-    default mathtext labels): powers of ten over a wide range, a few round numbers when
-    the values span less than a factor of 20, and at least a factor of 2 in view so a
-    flat line sits in the middle with labelled ticks around it."""
+def _log_ticks_around(ax, values) -> None:
+    """``plotting.log_ticks`` with at least a factor of 2 in view, so a flat line sits in
+    the middle with labelled ticks around it."""
     clipped, _, _ = plotting.log_safe(values)
     low, high = float(np.nanmin(clipped)), float(np.nanmax(clipped))
     if high / low < 2:
         middle = math.sqrt(low * high)
         ax.set_ylim(middle / 1.5, middle * 1.5)
-    low, high = ax.get_ylim()
-    if high / low < 20:
-        plotting.plain_log_ticks(ax)
-        return
-    ax.yaxis.set_major_locator(ticker.LogLocator(base=10, numticks=8))
-    ax.yaxis.set_major_formatter(ticker.FuncFormatter(plotting.short_number))
-    ax.yaxis.set_minor_locator(ticker.NullLocator())
+    plotting.log_ticks(ax)
 
 
 def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = "pre", scale=1.0) -> str:
@@ -594,7 +586,7 @@ def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = 
     ax.set_xlabel("layer (0 = input)")
     ax.set_ylabel("|grad at layer| / |grad at output|")
     ax.xaxis.set_major_locator(ticker.MaxNLocator(nbins=5, integer=True))  # fewer ticks, faster redraws
-    _plain_log_ticks(ax, profile.gain)
+    _log_ticks_around(ax, profile.gain)
     if under or over:  # only then is there something for a legend to explain
         ax.legend(loc="best", fontsize=8)
     return summary_text(profile, residual, norm, scale)

@@ -20,8 +20,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from .blocks import ResidualBlock
-from .plotting import PALETTE, plot_log_safe, tidy_log_yaxis
+from .blocks import LayerNormResidualBlock
+from .plotting import PALETTE, plot_log_safe, log_ticks
 from .validation import check_bool, check_cost, check_figure, check_float, check_int, check_tensor, invalid
 
 HC_COLOR = PALETTE[1]  # unconstrained hyper-connections
@@ -100,7 +100,7 @@ def composite_gain(matrices) -> np.ndarray:
 
 class HyperConnectionLayer(nn.Module):
     """One layer X <- H X + F(LN(mean of the streams)) added to every stream, on X of
-    shape (..., n, d). F is the course's pre-LN block branch (``blocks.ResidualBlock``:
+    shape (..., n, d). F is the course's pre-LN block branch (``blocks.LayerNormResidualBlock``:
     LayerNorm, Linear(d, 4d), GELU, Linear(4d, d))."""
 
     def __init__(self, mixing: torch.Tensor, d: int):
@@ -109,7 +109,7 @@ class HyperConnectionLayer(nn.Module):
         d = check_int("d", d, minimum=1)
         self.register_buffer("mixing", mixing.detach().clone())
         self.d = d
-        self.block = ResidualBlock(d, norm="pre")
+        self.block = LayerNormResidualBlock(d, norm="pre")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         check_tensor("x", x, last_dim=self.d)
@@ -155,6 +155,6 @@ def draw_composite_gain(fig, gains: dict) -> str:
     ax.set_xlabel("layers L")
     ax.set_ylabel("largest row sum of |H_L ... H_1|")
     ax.set_title("The skip path's gain: unconstrained mixing compounds, doubly stochastic stays at 1")
-    tidy_log_yaxis(ax)
+    log_ticks(ax)
     ax.legend(loc="upper left", fontsize=9)
     return "; ".join(notes)

@@ -10,8 +10,8 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from .numpy_block import forward
-from .plotting import (PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, legend_below, plain_log_ticks, plot_log_safe,
-                       tidy_log_yaxis, use_fixed_margins)
+from .plotting import (PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, legend_below, log_ticks, plot_log_safe,
+                       use_fixed_margins)
 from .slopes import MAX_DEPTH, plotted_depths, text_table
 
 FIGURE_SIZE = {"width": 10.0, "height": 5.0}  # notebook 03's widget pictures: two panels, legend below
@@ -224,10 +224,7 @@ def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
         summary.append(f"{name.split()[0]} {format_log10(smallest[-1])} to {format_log10(largest[-1])}")
     for ax, title, ticks in ((both, "plain and residual", 6), (zoom, "residual only, zoomed in", 4)):
         ax.axhline(1.0, color="grey", lw=1, ls=":")
-        tidy_log_yaxis(ax)
-        low, high = sorted(ax.get_ylim())
-        if np.log10(high) - np.log10(low) < 2:  # else tidy_log_yaxis has labelled the decades
-            plain_log_ticks(ax)
+        log_ticks(ax)
         ax.set_xlabel("depth (number of layers)")
         ax.xaxis.set_major_locator(MaxNLocator(nbins=ticks, integer=True))  # few labels: a faster redraw
         ax.set_title(title, fontsize=11, y=1.01)  # a set height: no measuring of the ticks

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .plotting import PALETTE, log_safe, plot_log_safe, tidy_log_yaxis, use_fixed_margins
+from .plotting import PALETTE, log_safe, plot_log_safe, log_ticks, use_fixed_margins
 from .validation import (check_axes, check_choice, check_cost, check_figure, check_float, check_int, check_module,
                          check_tensor, check_text, invalid)
 
@@ -246,7 +246,7 @@ def draw_losses(fig, histories: dict) -> str:
         ax.set_xlabel("training step")
         ax.set_ylabel("training loss (cross-entropy)")
         if ax.get_yscale() == "log":
-            tidy_log_yaxis(ax, max_ticks=8, exponent_labels=True)
+            log_ticks(ax, max_ticks=8, exponent_labels=True)
     everything.legend(loc="upper right", fontsize=11)
     if trained:
         finite.legend(loc="upper right", fontsize=11)
@@ -296,17 +296,17 @@ def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x=None) -> str
     ax.set_ylim(np.nanmin(shown) / 10, np.nanmax(shown) * 10)  # at least two labelled decades
     # Plain-text tick labels in one format (1e+06) instead of mathtext (10^6), no minor
     # ticks: several times faster to render, which keeps the widget inside its time budget.
-    tidy_log_yaxis(ax, max_ticks=8, exponent_labels=True)
+    log_ticks(ax, max_ticks=8, exponent_labels=True)
     ax.set_xlabel("after block (0 = stem)")
     ax.set_ylabel("root mean square")
     ax.legend(loc="lower center", fontsize=10)  # a fixed place: "best" is slow to compute
     finding = ("the signal overflows" if over_f or over_b
                else f"stream x{forward[-1] / forward[0]:.2g}, gradient x{backward[0] / backward[-1]:.2g}")
     ax.set_title(f"{recipe}, {depth} layers at initialisation: {finding}", fontsize=11, y=1.0)  # no placement search
-    describe = lambda a, over: (f"overflowed (inf or NaN) at {over} of {a.size} points" if over
+    overflow_text = lambda a, over: (f"overflowed (inf or NaN) at {over} of {a.size} points" if over
                                 else f"{a[0]:.3g} -> {a[-1]:.3g} (x{a[-1] / a[0]:.3g})")
-    return (f"forward, stem to last block: {describe(forward, over_f)}\n"
-            f"backward, last block to stem: {describe(backward[::-1], over_b)}")
+    return (f"forward, stem to last block: {overflow_text(forward, over_f)}\n"
+            f"backward, last block to stem: {overflow_text(backward[::-1], over_b)}")
 
 
 @lru_cache(maxsize=1)

@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from .plotting import (PLAIN_COLOR, RESIDUAL_COLOR, legend_below, log_safe, plot_log_safe, tidy_log_yaxis,
+from .plotting import (PLAIN_COLOR, RESIDUAL_COLOR, legend_below, log_safe, plot_log_safe, log_ticks,
                        use_fixed_margins)
 from .validation import check_figure, check_float, check_int, check_sequence, invalid
 
@@ -155,7 +155,7 @@ def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
     ax.fill_between(layers, log_safe(low)[0], log_safe(high)[0],
                     color=RESIDUAL_COLOR, alpha=0.12, lw=0)
     ax.axhline(1.0, color="grey", lw=1, ls=":")
-    tidy_log_yaxis(ax)
+    log_ticks(ax)
     ax.set_xlabel("depth (number of layers)")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("|product of slopes| (log scale)")

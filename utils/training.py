@@ -129,7 +129,7 @@ def evaluate(model, x, y) -> tuple[float, float]:
     return loss, accuracy
 
 
-def layer_gradient_norms(model, x, y) -> list[float]:
+def weight_gradient_norms(model, x, y) -> list[float]:
     """Norm of the cross-entropy loss's gradient with respect to the weight of every
     Linear layer of ``model``, from input to output, for one batch ``x, y`` in training
     mode (BatchNorm with batch statistics, as in the first training step). Shows at a

@@ -3,7 +3,7 @@ visible, and the pre-LN against post-LN gradient measurement of notebook 10.
 
 A transformer block has two residual connections: one around self-attention and one
 around the feed-forward network (FFN). The FFN sublayer *is* the course's
-``utils.blocks.ResidualBlock``; the attention sublayer is wrapped the same way:
+``utils.blocks.LayerNormResidualBlock``; the attention sublayer is wrapped the same way:
 
 * pre-LN:  x <- x + Attn(LN(x)),   x <- x + FFN(LN(x))
 * post-LN: x <- LN(x + Attn(x)),   x <- LN(x + FFN(x))
@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .blocks import NORM_POSITIONS, ResidualBlock
+from .blocks import NORM_POSITIONS, LayerNormResidualBlock
 from .validation import (check_array, check_choice, check_cost, check_figure, check_int, check_tensor, check_text,
                          invalid)
 
@@ -62,7 +62,7 @@ class SelfAttention(nn.Module):
 
 
 class AttentionSublayer(nn.Module):
-    """Self-attention wrapped like ``ResidualBlock``: x + Attn(LN(x)) (pre) or LN(x + Attn(x)) (post)."""
+    """Self-attention wrapped like ``LayerNormResidualBlock``: x + Attn(LN(x)) (pre) or LN(x + Attn(x)) (post)."""
 
     def __init__(self, d: int, heads: int, norm: str = "pre"):
         super().__init__()
@@ -80,15 +80,15 @@ class AttentionSublayer(nn.Module):
         return out if self.norm_position == "pre" else self.norm(out)
 
 
-def _ffn_write(block: ResidualBlock, x: torch.Tensor) -> torch.Tensor:
-    """What the course's ResidualBlock adds to the stream: s * F(LN(x)) or s * F(x)."""
+def _ffn_write(block: LayerNormResidualBlock, x: torch.Tensor) -> torch.Tensor:
+    """What the course's LayerNormResidualBlock adds to the stream: s * F(LN(x)) or s * F(x)."""
     inner = block.norm(x) if block.norm_position == "pre" else x
     return block.scale * block.branch(inner)
 
 
 class TransformerBlock(nn.Module):
     """One transformer block of width ``d``: an attention sublayer with ``heads`` heads,
-    then the course's ``ResidualBlock(d, norm)`` as the feed-forward sublayer (4d hidden,
+    then the course's ``LayerNormResidualBlock(d, norm)`` as the feed-forward sublayer (4d hidden,
     GELU). Input and output have shape (batch, tokens, d)."""
 
     def __init__(self, d: int, heads: int, norm: str = "pre"):
@@ -97,7 +97,7 @@ class TransformerBlock(nn.Module):
         check_choice("norm", norm, NORM_POSITIONS)
         self.d = d
         self.attention = AttentionSublayer(d, heads, norm)
-        self.ffn = ResidualBlock(d, norm=norm)
+        self.ffn = LayerNormResidualBlock(d, norm=norm)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_stream(x, self.d)
@@ -251,7 +251,7 @@ def draw_stream(fig, streams: dict, *, title: str | None = None) -> str:
     labelled with plain numbers (0.2, 0.5, 1, 2). ``title`` states the finding above the
     panels; without it, the title gives each stream's growth."""
     from .diagrams import BRANCH_COLOR
-    from .plotting import RESIDUAL_COLOR, plain_log_ticks
+    from .plotting import RESIDUAL_COLOR, log_ticks
 
     check_figure("fig", fig)
     if not isinstance(streams, dict) or not streams:
@@ -274,7 +274,7 @@ def draw_stream(fig, streams: dict, *, title: str | None = None) -> str:
                      f"last write/stream {stream['ratio'][-1]:.3f}")
     positive = [v for v in values if np.isfinite(v) and v > 0]
     if positive:  # plain-number ticks around the data's range
-        plain_log_ticks(axes[0], min(positive), max(positive))
+        log_ticks(axes[0], min(positive), max(positive))
     axes[0].set_ylabel("root mean square")
     axes[0].legend(loc="best")
     fig.suptitle(title if title is not None else "; ".join(

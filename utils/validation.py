@@ -26,7 +26,7 @@ MAX_OPERATIONS = 300 * OPERATIONS_PER_SECOND
 _NOTHING = object()
 
 
-def describe(value) -> str:
+def describe_value(value) -> str:
     """A short description of ``value`` for an error message: the value itself for
     numbers, strings and None; the shape (and dtype) for arrays and tensors; else the type."""
     torch = sys.modules.get("torch")
@@ -56,7 +56,7 @@ def invalid(name: str, requirement: str, value=_NOTHING, *, fix: str | None = No
     ``raise invalid("depth", "at least 1", depth)``; ``error=TypeError`` for a wrong type."""
     message = f"{name} must be {requirement}"
     if value is not _NOTHING:
-        message += f", got {describe(value)}"
+        message += f", got {describe_value(value)}"
     if fix:
         message += f"; {fix}"
     return error(message)
