@@ -1,5 +1,5 @@
 """Property-based test of the whole public API of ``utils``, generated from the functions'
-signatures: every public function and class constructor of every module, and every
+signatures: every function and class constructor in the ``__all__`` of every module, and every
 exercise checker under ``utils.exercises``, is called with bad values of each kind, one
 parameter at a time, and must refuse them with a ValueError or TypeError that names the
 parameter (a checker: with a failed Feedback and a message), within a time limit. What a
@@ -71,6 +71,17 @@ def _outcome(function, arguments: dict):
 
 def _call_text(name: str, parameter: str, value) -> str:
     return f"{name}({parameter}={describe_value(value)})"
+
+
+def test_every_module_lists_its_public_api_and_nothing_else_goes_without_an_underscore():
+    for name, module in contract.public_modules().items():
+        listed = getattr(module, "__all__", None)
+        assert listed is not None, f"{name} has no __all__: list what notebooks and learners call"
+        assert all(hasattr(module, entry) for entry in listed), f"{name}.__all__ names something {name} lacks"
+        unlisted = [entry for entry, value in vars(module).items()
+                    if not entry.startswith("_") and entry not in listed and (inspect.isfunction(value) or inspect.isclass(value))
+                    and value.__module__ == name]
+        assert not unlisted, f"{name} defines {unlisted} outside __all__: list them or start their names with _"
 
 
 def test_the_contract_names_only_what_exists():

@@ -68,7 +68,7 @@ def test_a_redraw_matches_a_fresh_figure_pixel_for_pixel():
         _draw_line(reused, scale)
         fresh = Figure(figsize=(6, 3), layout="constrained")
         _draw_line(fresh, scale)
-        assert plotting.figure_png(reused) == plotting.figure_png(fresh), scale
+        assert plotting._figure_png(reused) == plotting._figure_png(fresh), scale
 
 
 def test_setting_key_names_one_setting_whatever_the_order_and_float_noise():
@@ -138,7 +138,7 @@ class _FakeClock:
 
 def test_pictures_drawn_now_are_kept_and_found_again():
     render, calls = _counting_render()
-    main, spare = plotting.empty_figure(), plotting.empty_figure()
+    main, spare = plotting._empty_figure(), plotting._empty_figure()
     kept = Pictures(render, spare)
     assert kept.find({"n": 1}) is None
     assert kept.draw(main, {"n": 1}) == "picture 1" and kept.find({"n": 1}) == "picture 1"
@@ -148,9 +148,9 @@ def test_pictures_drawn_now_are_kept_and_found_again():
 
 def test_settings_asked_for_are_drawn_ahead_in_the_background_into_the_spare_figure():
     render, calls = _counting_render()
-    spare = plotting.empty_figure()
+    spare = plotting._empty_figure()
     kept = Pictures(render, spare)
-    kept.draw(plotting.empty_figure(), {"n": 1})
+    kept.draw(plotting._empty_figure(), {"n": 1})
     kept.draw_ahead({"n": 1}, [{"n": 2}, {"n": 0}, {"n": 1}])  # n=1 is kept already: not drawn again
     assert kept.idle()
     assert [(figure, n) for figure, n, _ in calls[1:]] == [(spare, 2), (spare, 0)]
@@ -161,8 +161,8 @@ def test_settings_asked_for_are_drawn_ahead_in_the_background_into_the_spare_fig
 def test_a_setting_being_drawn_ahead_is_waited_for_not_drawn_twice():
     started, go = gate = _gate()
     render, calls = _counting_render({2: gate})
-    kept = Pictures(render, plotting.empty_figure())
-    kept.draw(plotting.empty_figure(), {"n": 1})
+    kept = Pictures(render, plotting._empty_figure())
+    kept.draw(plotting._empty_figure(), {"n": 1})
     kept.draw_ahead({"n": 1}, [{"n": 2}])
     assert started.wait(10)  # the background thread is inside n=2 now
     wait = kept._changed.wait
@@ -180,8 +180,8 @@ def test_a_setting_being_drawn_ahead_is_waited_for_not_drawn_twice():
 def test_only_a_setting_that_was_quick_to_draw_is_drawn_ahead_of(monkeypatch, seconds, drawn_ahead):
     monkeypatch.setattr(pictures.time, "perf_counter", _FakeClock(seconds))
     render, calls = _counting_render()
-    kept = Pictures(render, plotting.empty_figure())
-    kept.draw(plotting.empty_figure(), {"n": 1})
+    kept = Pictures(render, plotting._empty_figure())
+    kept.draw(plotting._empty_figure(), {"n": 1})
     assert kept.seconds({"n": 1}) == seconds
     kept.draw_ahead({"n": 1}, [{"n": 2}])
     assert kept.idle()  # returns once the background thread has drawn n=2, or at once if none was asked
@@ -195,26 +195,26 @@ def test_only_the_last_pictures_are_kept_and_a_failed_guess_is_dropped():
             raise ValueError("n must be >= 0")
         return values["n"]
 
-    kept = Pictures(render, plotting.empty_figure(), capacity=2)
+    kept = Pictures(render, plotting._empty_figure(), capacity=2)
     for n in (1, 2, 3):
-        kept.draw(plotting.empty_figure(), {"n": n})
+        kept.draw(plotting._empty_figure(), {"n": n})
     assert kept.find({"n": 1}) is None and kept.find({"n": 3}) == 3 and len(kept) == 2
     kept.draw_ahead({"n": 3}, [{"n": -1}, {"n": 4}])
     assert kept.idle() and kept.drawn_ahead == 1
     assert kept.find({"n": -1}) is None and kept.find({"n": 4}) == 4
     with pytest.raises(ValueError, match="n must be >= 0"):  # the kernel's own redraw shows the error
-        kept.draw(plotting.empty_figure(), {"n": -1})
+        kept.draw(plotting._empty_figure(), {"n": -1})
 
 
 def test_pictures_rejects_bad_arguments():
     with pytest.raises(TypeError, match="render must be a function"):
-        Pictures("render", plotting.empty_figure())
+        Pictures("render", plotting._empty_figure())
     with pytest.raises(TypeError, match="spare_figure"):
         Pictures(lambda f, v: None, "figure")
     with pytest.raises(ValueError, match="capacity"):
-        Pictures(lambda f, v: None, plotting.empty_figure(), capacity=0)
+        Pictures(lambda f, v: None, plotting._empty_figure(), capacity=0)
     with pytest.raises(TypeError, match="settings must be a list of dicts"):
-        Pictures(lambda f, v: None, plotting.empty_figure()).draw_ahead({}, {"n": 1})
+        Pictures(lambda f, v: None, plotting._empty_figure()).draw_ahead({}, {"n": 1})
 
 
 def _draw_steps(fig, depth, scale=1.0):
@@ -241,7 +241,7 @@ def test_live_plot_serves_the_next_step_drawn_ahead_as_a_direct_redraw_would_sho
     assert panel.pictures.seconds({"depth": 7, "scale": 1.0}) is not None
     depth.value = 7
     assert panel.last_kept is True and panel.text == "depth 7, scale 1.00"
-    fresh = plotting.empty_figure(7.0, 4.0)
+    fresh = plotting._empty_figure(7.0, 4.0)
     _draw_steps(fresh, 7, 1.0)
     assert _comparable(panel.image.value) == _comparable(plotting.figure_svg(fresh).encode())
 
@@ -261,8 +261,8 @@ def test_live_plot_draws_every_move_from_scratch_when_switched_off(monkeypatch):
 def test_stop_waits_for_the_picture_in_progress_and_draws_nothing_more():
     started, go = gate = _gate()
     render, calls = _counting_render({2: gate})
-    kept = Pictures(render, plotting.empty_figure())
-    kept.draw(plotting.empty_figure(), {"n": 1})
+    kept = Pictures(render, plotting._empty_figure())
+    kept.draw(plotting._empty_figure(), {"n": 1})
     kept.draw_ahead({"n": 1}, [{"n": 2}, {"n": 3}])
     assert started.wait(10)
     thread = kept._thread

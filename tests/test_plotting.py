@@ -25,19 +25,19 @@ def test_new_figure_shapes():
 def test_figure_png_is_a_png_of_the_figure_size():
     fig, ax = plotting.new_figure(width=3, height=2)
     ax.plot([0, 1], [0, 1])
-    png = plotting.figure_png(fig)
+    png = plotting._figure_png(fig)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
     assert (width, height) == (300, 200)  # 100 dpi
     with pytest.raises(TypeError, match="fig must be a matplotlib Figure"):
-        plotting.figure_png("not a figure")
+        plotting._figure_png("not a figure")
 
 
 def test_log_safe_clips_and_reports_under_and_overflow():
     clipped, under, over = plotting.log_safe([0.0, 1e-320, 0.5, -2.0, np.inf, 1e300, np.nan])
-    assert clipped[0] == plotting.LOG_FLOOR and clipped[1] == plotting.LOG_FLOOR
+    assert clipped[0] == plotting._LOG_FLOOR and clipped[1] == plotting._LOG_FLOOR
     assert clipped[2] == 0.5 and clipped[3] == 2.0  # magnitudes
-    assert clipped[4] == plotting.LOG_CEILING and clipped[5] == plotting.LOG_CEILING
+    assert clipped[4] == plotting._LOG_CEILING and clipped[5] == plotting._LOG_CEILING
     assert np.isnan(clipped[6])
     assert under.tolist() == [True, True, False, False, False, False, False]
     assert over.tolist() == [False, False, False, False, True, True, False]
@@ -54,7 +54,7 @@ def test_plot_log_safe_marks_clipped_points_in_the_legend():
     labels = [line.get_label() for line in ax.get_lines()]
     assert labels[0] == "plain" and any("underflow" in l for l in labels) and any("overflow" in l for l in labels)
     assert ax.get_yscale() == "log"
-    plotting.figure_png(fig)  # drawing the clipped extremes warns about nothing
+    plotting._figure_png(fig)  # drawing the clipped extremes warns about nothing
     with pytest.raises(ValueError, match="same shape"):
         plotting.plot_log_safe(ax, depth, [1.0, 2.0], color="k", label="x")
 
@@ -93,7 +93,7 @@ def test_log_ticks_labels_round_decades():
     ticks = np.log10(ax.get_yticks())
     assert len(ticks) <= 7 and 0.0 in ticks
     assert np.all(np.diff(ticks) == 100)  # stride 100 decades: 1e-200, 1e-100, 1, 1e+100, 1e+200
-    assert plotting.figure_png(fig)[:4] == b"\x89PNG"
+    assert plotting._figure_png(fig)[:4] == b"\x89PNG"
     fig2, ax2 = plotting.new_figure()
     ax2.plot([1, 2], [0.3, 0.9])
     ax2.set_yscale("log")
@@ -118,7 +118,7 @@ def test_legend_below_puts_one_legend_under_the_axes():
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["a", "b", "c"]
     # two rows of 8-point text plus the x labels: (0.1 + 2 * 1.45 * 8 / 72 + 0.55) / 5
     assert fig.subplotpars.bottom == pytest.approx((0.1 + 2 * 1.45 * 8 / 72 + 0.55) / 5)
-    assert len(plotting.figure_png(fig)) > 1000
+    assert len(plotting._figure_png(fig)) > 1000
     legend_top = fig.legends[0].get_window_extent().y1 / fig.bbox.height
     assert legend_top < left.get_position().y0  # entirely below the axes
 
@@ -138,7 +138,7 @@ def test_use_house_style_restores_the_course_style():
     import matplotlib
 
     matplotlib.rcParams["axes.facecolor"] = "black"
-    plotting.use_house_style()
+    plotting._use_house_style()
     assert matplotlib.rcParams["axes.facecolor"] == "white"
     assert matplotlib.rcParams["axes.prop_cycle"].by_key()["color"][:2] == [plotting.RESIDUAL_COLOR, plotting.PLAIN_COLOR]
 
@@ -194,11 +194,11 @@ def test_figure_svg_is_an_svg_of_the_figure_size_with_its_text_and_font_inside()
 
 
 def test_empty_figure_has_the_size_and_constrained_layout_and_no_axes():
-    fig = plotting.empty_figure(6, 4.5)
+    fig = plotting._empty_figure(6, 4.5)
     assert tuple(fig.get_size_inches()) == (6.0, 4.5) and fig.axes == []
     assert type(fig.get_layout_engine()).__name__ == "ConstrainedLayoutEngine"
     with pytest.raises(ValueError, match="height must be at most 30"):
-        plotting.empty_figure(6, 31)
+        plotting._empty_figure(6, 31)
 
 
 def test_plain_tick_labels_are_plain_in_the_middle_and_short_exponents_outside():
@@ -254,7 +254,7 @@ def test_the_embedded_svg_font_is_matplotlibs_font_cut_to_the_listed_characters(
     from matplotlib import font_manager
 
     source = font_manager.findfont(font_manager.FontProperties(family="DejaVu Sans"))
-    wanted = [c for low, high in plotting.SVG_FONT_CHARACTERS for c in range(low, high + 1)]
+    wanted = [c for low, high in plotting._SVG_FONT_CHARACTERS for c in range(low, high + 1)]
     rebuilt = TTFont(source)
     options = subset.Options()
     options.hinting, options.layout_features = False, []
@@ -262,7 +262,7 @@ def test_the_embedded_svg_font_is_matplotlibs_font_cut_to_the_listed_characters(
     subsetter = subset.Subsetter(options)
     subsetter.populate(unicodes=wanted)
     subsetter.subset(rebuilt)
-    stored = TTFont(plotting.SVG_FONT_FILE)
+    stored = TTFont(plotting._SVG_FONT_FILE)
     assert stored.flavor == "woff" and stored["name"].getDebugName(1) == "DejaVu Sans"
     assert set(stored.getBestCmap()) == set(rebuilt.getBestCmap())  # the same characters
     assert len(stored.getBestCmap()) > 250  # ASCII, Latin-1, Greek, ...

@@ -23,6 +23,10 @@ from torch import nn
 from .validation import (check_array, check_bool, check_choice, check_cost, check_figure, check_float, check_int,
                          check_module, check_tensor, check_text, invalid)
 
+__all__ = ["NORM_POSITIONS", "REZERO", "block_numbers", "check_scale", "LayerNormResidualBlock",
+           "LayerNormPlainBlock", "ReZeroBlock", "make_block", "make_stack", "draw_std_through_stack", "output_stats",
+           "DEMO_SEED", "demo_input", "demo_block", "draw_block", "block_plot"]
+
 NORM_POSITIONS = ("pre", "post")
 REZERO = "rezero"
 
@@ -222,13 +226,13 @@ def output_stats(block: nn.Module, x: torch.Tensor) -> dict:
         }
 
 
-DEMO_D = 128
+_DEMO_D = 128
 DEMO_SEED = 0
 
 
 def demo_input() -> torch.Tensor:
     """Notebook 05's random input: 64 token vectors of width 128, standard normal (seed 1)."""
-    return torch.randn(64, DEMO_D, generator=torch.Generator().manual_seed(DEMO_SEED + 1))
+    return torch.randn(64, _DEMO_D, generator=torch.Generator().manual_seed(DEMO_SEED + 1))
 
 
 def demo_block(norm: str = "pre", scale=1.0) -> LayerNormResidualBlock:
@@ -236,7 +240,7 @@ def demo_block(norm: str = "pre", scale=1.0) -> LayerNormResidualBlock:
     after seed 0 without touching the global random state)."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(DEMO_SEED)
-        return LayerNormResidualBlock(DEMO_D, norm=norm, scale=scale)
+        return LayerNormResidualBlock(_DEMO_D, norm=norm, scale=scale)
 
 
 @lru_cache(maxsize=32)

@@ -18,12 +18,15 @@ from torch import nn
 
 from .validation import check_choice, check_cost, check_int, check_module, check_tensor, invalid
 
-ARCHITECTURES = ("plain", "residual")
+__all__ = ["BatchNormPlainBlock", "BatchNormResidualBlock", "MLP", "make_mlp", "weight_layers",
+           "branch_to_skip_ratios"]
+
+_ARCHITECTURES = ("plain", "residual")
 
 
 def _check_size(architecture, depth, width, in_features, out_features, block_layers, *, minimum_depth=2) -> None:
     """The checks of every constructor here: names, ranges, and memory and time for the weights."""
-    check_choice("architecture", architecture, ARCHITECTURES)
+    check_choice("architecture", architecture, _ARCHITECTURES)
     block_layers = check_int("block_layers", block_layers, minimum=1, maximum=8)
     depth = check_int("depth", depth, minimum=minimum_depth)
     if (depth - 2) % block_layers and minimum_depth == 2:

@@ -11,7 +11,7 @@ matplotlib is not thread-safe, so every picture is drawn under ``plotting.DRAWIN
 lock every rendering of the course holds: the background thread never draws while the
 kernel's own thread does. A move to a setting
 that is being drawn ahead at that moment waits for that drawing instead of starting anew.
-Settings whose picture took longer than SLOW_SECONDS are not drawn ahead of: there the
+Settings whose picture took longer than _SLOW_SECONDS are not drawn ahead of: there the
 learner sees the busy status anyway, and a jump elsewhere must not wait for a guess.
 
 Widgets draw into a ``RedrawFigure``, which hands a drawing the axes of the last one, emptied,
@@ -31,8 +31,10 @@ from matplotlib.figure import Figure
 from .plotting import DRAWING
 from .validation import check_callable, check_choice, check_figure, check_float, check_int, invalid
 
-IDLE_SECONDS = 30.0  # a background thread with nothing to draw for this long ends
-SLOW_SECONDS = 0.5  # no drawing ahead from a setting whose picture took longer
+__all__ = ["RedrawFigure", "setting_key", "nearby_values", "Pictures"]
+
+_IDLE_SECONDS = 30.0  # a background thread with nothing to draw for this long ends
+_SLOW_SECONDS = 0.5  # no drawing ahead from a setting whose picture took longer
 _ALL: "weakref.WeakSet[Pictures]" = weakref.WeakSet()
 
 
@@ -194,7 +196,7 @@ class Pictures:
         if not isinstance(settings, list) or not all(isinstance(s, dict) for s in settings):
             raise invalid("settings", "a list of dicts of control values", settings, error=TypeError)
         seconds = self.seconds(now)
-        if seconds is None or seconds > SLOW_SECONDS:
+        if seconds is None or seconds > _SLOW_SECONDS:
             return
         with self._changed:
             if self._stopped:
@@ -233,7 +235,7 @@ class Pictures:
         while True:
             with self._changed:
                 self._changed.notify_all()  # for idle(): this thread may have just run out of work
-                self._changed.wait_for(lambda: self._wanted or self._stopped, IDLE_SECONDS)
+                self._changed.wait_for(lambda: self._wanted or self._stopped, _IDLE_SECONDS)
                 if not self._wanted or self._stopped:
                     self._thread = None
                     return

@@ -10,6 +10,8 @@ from IPython.display import display
 
 from .validation import check_int, check_text
 
+__all__ = ["MIN_SECONDS_BETWEEN_UPDATES", "Progress"]
+
 # A training loop may advance thousands of times; sending each step to the browser floods
 # the kernel's message channel (and has stalled test runs here). Ten updates a second look
 # smooth, and the last step is always shown.

@@ -15,6 +15,8 @@ from torch import nn
 
 from .validation import check_cost, check_float, check_int, check_module, check_tensor, invalid
 
+__all__ = ["train", "evaluate", "weight_gradient_norms", "warmup_lr", "output_change"]
+
 
 def _as_data(model: nn.Module, x, y) -> tuple[torch.Tensor, torch.Tensor]:
     """Check inputs ``x`` (float, shape (n, features) as ``model``'s first Linear layer

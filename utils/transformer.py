@@ -22,6 +22,9 @@ from .blocks import NORM_POSITIONS, LayerNormResidualBlock
 from .validation import (check_array, check_choice, check_cost, check_figure, check_int, check_tensor, check_text,
                          invalid)
 
+__all__ = ["SelfAttention", "AttentionSublayer", "TransformerBlock", "TinyTransformer", "residual_stream",
+           "last_block_gradient", "stream_growth", "draw_stream", "draw_gradient_vs_depth", "draw_variance"]
+
 
 def _block_numbers(d: int) -> int:
     """Weights of one transformer block: attention 4d^2 + 4d, FFN 8d^2 + 5d, two LayerNorms."""

@@ -14,6 +14,10 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+__all__ = ["MAX_BYTES", "OPERATIONS_PER_SECOND", "MAX_OPERATIONS", "describe_value", "invalid", "check_int",
+           "check_float", "check_bool", "check_text", "check_choice", "check_sequence", "check_callable",
+           "check_tensor", "check_module", "check_figure", "check_axes", "check_array", "check_cost"]
+
 # What one call may use. Binder gives a whole notebook 2 GB; half of it is left for Python,
 # torch and the notebook's other variables. A laptop core does about a billion simple
 # operations (a multiply-add, a random draw) a second; five minutes of that is far more

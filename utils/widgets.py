@@ -31,9 +31,12 @@ from . import plotting
 from .pictures import Pictures, RedrawFigure, nearby_values, setting_key
 from .validation import check_callable, check_float, check_int, check_text, invalid
 
-BUSY = "⏳ computing…"
-AHEAD = 4  # settings drawn ahead after each move: a slider's next steps, a choice's other options
-STILL_DPI = 72  # a static widget's pictures: sharp at their own size, half the pixels of the live plot's
+__all__ = ["SLIDERS", "CHOICES", "SWITCHES", "slider", "accepts", "default_grid", "StaticPlot", "LivePlot",
+           "from_metadata"]
+
+_BUSY = "⏳ computing…"
+_AHEAD = 4  # settings drawn ahead after each move: a slider's next steps, a choice's other options
+_STILL_DPI = 72  # a static widget's pictures: sharp at their own size, half the pixels of the live plot's
 SLIDERS = (widgets.IntSlider, widgets.FloatSlider)
 CHOICES = (widgets.Dropdown, widgets.ToggleButtons, widgets.RadioButtons, widgets.Select, widgets.SelectionSlider)
 SWITCHES = (widgets.Checkbox, widgets.ToggleButton)
@@ -192,7 +195,7 @@ class LivePlot:
         picture = self.pictures.find(values) if LivePlot.keep_pictures else None
         self.last_kept = picture is not None
         if picture is None:
-            self.status.value = BUSY
+            self.status.value = _BUSY
             picture = self.pictures.draw(self.figure, values)
         svg, self.text = picture
         # The text first: the page shows each message in order, so a new picture never sits
@@ -225,8 +228,8 @@ class LivePlot:
         static = {name: _static_control(self.controls[name], grids[name]) for name in names}
         self._draw_stills([self._stand_in(setting) for setting in self.static_grid()], processes)
         leaves, stacks, links = {}, {}, []
-        # One layout for every picture, shown at its own size (STILL_DPI): a page holds hundreds.
-        layout = widgets.Layout(width=f"{round(self.size[0] * STILL_DPI)}px", max_width="100%", height="auto")
+        # One layout for every picture, shown at its own size (_STILL_DPI): a page holds hundreds.
+        layout = widgets.Layout(width=f"{round(self.size[0] * _STILL_DPI)}px", max_width="100%", height="auto")
 
         def tree(level: int, setting: dict):
             if level == len(names):
@@ -274,7 +277,7 @@ class LivePlot:
         with plotting.DRAWING:
             figure.start()
             text = self.draw(figure, **setting)
-            return plotting.figure_small_png(figure, dpi=STILL_DPI), text or "", describe_figure(figure, text)
+            return plotting.figure_small_png(figure, dpi=_STILL_DPI), text or "", _describe_figure(figure, text)
 
     def _grid_values(self, name: str) -> list:
         control = self.controls[name]
@@ -309,7 +312,7 @@ class LivePlot:
         self._grey_out()
         self.update()
         if LivePlot.keep_pictures:
-            self.pictures.draw_ahead(self.values(), self._next_settings(change["owner"], change["old"])[:AHEAD])
+            self.pictures.draw_ahead(self.values(), self._next_settings(change["owner"], change["old"])[:_AHEAD])
 
     def _next_settings(self, moved, previous) -> list[dict]:
         """Settings one move away from now, most likely first: the control just moved,
@@ -367,14 +370,9 @@ def _static_control(control, values: list):
                          description=control.description, style=style)
 
 
-def describe_figure(fig, text=None) -> str:
+def _describe_figure(fig, text=None) -> str:
     """A text equivalent of a drawn figure, for a picture's tooltip or alt text: its titles,
     what each panel plots against what, and the draw function's ``text``."""
-    from .validation import check_figure
-
-    check_figure("fig", fig)
-    if text is not None and not isinstance(text, str):
-        raise invalid("text", "the text a draw function returned (a string or None)", text, error=TypeError)
     parts = [fig.get_suptitle()] if fig.get_suptitle() else []
     for ax in fig.axes:
         title = ax.get_title()
