@@ -169,9 +169,6 @@ def make_stack(depth: int, d: int, *, residual: bool = True, norm: str = "pre", 
     a reproducible stack). The stack every depth experiment in the course uses."""
     depth = check_int("depth", depth, minimum=1)
     check_cost({"depth": depth, "d": _check_d(d)}, _stack_cost, what="the weights of every block")
-    check_bool("residual", residual)
-    check_choice("norm", norm, NORM_POSITIONS)
-    check_scale(scale)
     return nn.Sequential(*(make_block(d, residual=residual, norm=norm, scale=scale) for _ in range(depth)))
 
 
