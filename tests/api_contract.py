@@ -77,7 +77,6 @@ ACCEPTS_BY_NAME = {
 # function -> parameter -> the kinds it rightly accepts (space-separated), with the reason.
 ACCEPTS = {
     "utils.widgets.slider": {"low": "negative zero", "high": "huge"},  # any range a slider can show
-    "utils.pictures.nearby_values": {"direction": "negative"},  # -1: the slider last moved down
     "utils.blocks.block_numbers": {"d": "huge"},  # a formula, nothing is allocated
     "utils.blocks.check_scale": {"scale": "negative zero huge"},  # any finite branch scale
     "utils.blocks.LayerNormResidualBlock": {"scale": "negative zero huge"},
@@ -385,9 +384,6 @@ VALID = {
     "utils.widgets.from_metadata": lambda: dict(metadata={"factory": "utils.blocks:block_plot", "kwargs": {}}),
     "utils.recipes.signal_plot": lambda: dict(depth=4),
     "utils.shattered.gradient_curves_plot": lambda: dict(depth=4),
-    "utils.pictures.setting_key": lambda: dict(values={"depth": 2, "scale": 0.5}),
-    "utils.pictures.nearby_values": lambda: dict(control=_controls()["depth"]),
-    "utils.pictures.Pictures": lambda: dict(render=lambda figure, values: None, spare_figure=_figure()),
 }
 
 

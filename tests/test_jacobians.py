@@ -3,7 +3,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from utils import jacobians, numpy_block, plotting
-from utils.pictures import RedrawFigure
+from utils.pictures import _RedrawFigure
 
 W1 = [[0.5, 0.0], [0.0, -0.5]]
 W2 = [[0.1, 0.0], [0.2, 0.2]]
@@ -195,7 +195,7 @@ def test_every_corner_of_the_widget_draws_without_warnings():
 
 
 def test_a_redraw_on_the_widget_figure_matches_a_fresh_figure_pixel_for_pixel():
-    reused = RedrawFigure(**jacobians.FIGURE_SIZE)
+    reused = _RedrawFigure(**jacobians.FIGURE_SIZE)
     for depth, scale in ((1, 0.0), (1000, 2.0), (50, 0.1), (2, 1.0), (50, 0.1)):
         reused.start()
         jacobians.draw_jacobian_products(reused, depth=depth, scale=scale)

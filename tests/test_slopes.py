@@ -3,7 +3,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from utils import plotting, slopes
-from utils.pictures import RedrawFigure
+from utils.pictures import _RedrawFigure
 
 
 def test_slope_products_are_powers():
@@ -155,7 +155,7 @@ def test_every_corner_of_the_widget_draws_without_warnings():
 
 
 def test_a_redraw_on_the_widget_figure_matches_a_fresh_figure_pixel_for_pixel():
-    reused = RedrawFigure(**slopes.FIGURE_SIZE)
+    reused = _RedrawFigure(**slopes.FIGURE_SIZE)
     for depth, plain_slope, edit in ((1, 0.0, 0.0), (1000, 2.0, 1.0), (20, 0.5, 0.05), (1000, 0.5, 0.05),
                                      (20, 1.0, 0.0)):
         reused.start()

@@ -28,7 +28,7 @@ import numpy as np
 from IPython.display import display
 
 from . import plotting
-from .pictures import Pictures, RedrawFigure, nearby_values, setting_key
+from .pictures import _Pictures, _RedrawFigure, _nearby_values, _setting_key
 from .validation import check_callable, check_float, check_int, check_text, invalid
 
 __all__ = ["SLIDERS", "CHOICES", "SWITCHES", "slider", "accepts", "default_grid", "StaticPlot", "LivePlot",
@@ -161,7 +161,7 @@ class LivePlot:
         self.draw = draw
         self.controls = controls
         self.first = self.values()  # the setting the text discusses: a greyed control's stand-in
-        self.figure = RedrawFigure(*self.size)
+        self.figure = _RedrawFigure(*self.size)
         self.status = widgets.HTML(value="")
         pixels = round(self.size[0] * plotting.HOUSE_STYLE["figure.dpi"])  # as wide as the stored PNG of the same figure
         self.image = widgets.Image(format="svg+xml", layout=widgets.Layout(width=f"{pixels}px", max_width="100%",
@@ -169,7 +169,7 @@ class LivePlot:
         self.caption = widgets.HTML(value="")
         self.status.add_class("liveplot-status")
         self.caption.add_class("liveplot-caption")
-        self.pictures = Pictures(self._render, RedrawFigure(*self.size))
+        self.pictures = _Pictures(self._render, _RedrawFigure(*self.size))
         self.text = None
         self.last_seconds = None
         self.last_kept = None
@@ -233,7 +233,7 @@ class LivePlot:
 
         def tree(level: int, setting: dict):
             if level == len(names):
-                key = setting_key(self._stand_in(setting))
+                key = _setting_key(self._stand_in(setting))
                 if key not in leaves:
                     png, text, alt = self._stills[key]
                     leaves[key] = widgets.VBox([widgets.Image(value=png, format="png", tooltip=alt, layout=layout),
@@ -259,7 +259,7 @@ class LivePlot:
     def _draw_stills(self, settings: list[dict], processes: int) -> None:
         """Draw the static picture of every setting not drawn yet, in forked processes (they
         inherit this plot, so nothing but settings and pictures crosses between them)."""
-        todo = list({setting_key(s): s for s in settings if setting_key(s) not in self._stills}.values())
+        todo = list({_setting_key(s): s for s in settings if _setting_key(s) not in self._stills}.values())
         if processes > 1 and len(todo) > 1 and "fork" in multiprocessing.get_all_start_methods():
             global _FORKED
             with plotting.DRAWING:  # no thread of this process is inside matplotlib while it forks
@@ -269,11 +269,11 @@ class LivePlot:
                 stills = pool.map(_forked_still, todo, chunksize=1)
         else:
             stills = [self._still(setting) for setting in todo]
-        self._stills.update((setting_key(s), still) for s, still in zip(todo, stills))
+        self._stills.update((_setting_key(s), still) for s, still in zip(todo, stills))
 
     def _still(self, setting: dict) -> tuple[bytes, str, str]:
         """The static picture of ``setting``: small PNG bytes, its text, and a text equivalent."""
-        self._still_figure = figure = self._still_figure or RedrawFigure(*self.size)
+        self._still_figure = figure = self._still_figure or _RedrawFigure(*self.size)
         with plotting.DRAWING:
             figure.start()
             text = self.draw(figure, **setting)
@@ -322,7 +322,7 @@ class LivePlot:
         order = sorted(self.controls.items(), key=lambda item: item[1] is not moved)
         return [{**now, name: value}
                 for name, control in order if not getattr(control, "disabled", False)
-                for value in nearby_values(control, -1 if down and control is moved else 1)]
+                for value in _nearby_values(control, -1 if down and control is moved else 1)]
 
     def _ipython_display_(self) -> None:
         display(self.widget)
