@@ -32,16 +32,12 @@ def test_tested_python_is_the_one_binder_and_the_version_environments_use():
 def test_describe_range_reads_like_prose():
     assert _describe_range(NUMPY) == "1.26.4 to 2.4.6"
     assert _describe_range(TORCH) == "2.13.0"
-    with pytest.raises(TypeError, match="tested must be a packaging Requirement"):
-        _describe_range("numpy>=1")
 
 
 def test_python_problem_only_outside_the_tested_minor_version():
     assert _python_problem(f"{environment.TESTED_PYTHON}.7") is None
     sentence = _python_problem("3.13.1")
     assert sentence.startswith(f"Python 3.13.1 is not the tested {environment.TESTED_PYTHON}")
-    with pytest.raises(TypeError, match="version must be a str"):
-        _python_problem((3, 11))
 
 
 def test_version_problem_inside_older_newer_missing_and_unreadable():
@@ -56,8 +52,6 @@ def test_version_problem_inside_older_newer_missing_and_unreadable():
     assert on_colab.endswith("compare with the stored outputs, or use Binder (Colab's own torch is best left as it is).")
     assert _version_problem("numpy", None, NUMPY).startswith("numpy is not installed: the cells that use it will fail")
     assert "numpy weird is outside" in _version_problem("numpy", "weird", NUMPY)
-    with pytest.raises(TypeError, match="tested must be a packaging Requirement"):
-        _version_problem("numpy", "2.0", ">=1")
 
 
 def test_widget_problems_by_version_and_front_end():
@@ -70,8 +64,6 @@ def test_widget_problems_by_version_and_front_end():
     assert len(colab) == 1 and colab[0].startswith("ipywidgets 8.1.9 on Colab, whose widget manager is built for 7.7")
     old_extension = _widget_problems("8.1.9", "Binder", "1.1.1")
     assert len(old_extension) == 1 and "jupyterlab_widgets 3, found 1.1.1" in old_extension[0]
-    with pytest.raises(ValueError, match="front_end must be one of"):
-        _widget_problems("8.1.9", "Jupyter", None)
 
 
 @pytest.mark.parametrize("environ, modules, in_kernel, expected", [
@@ -85,11 +77,6 @@ def test_widget_problems_by_version_and_front_end():
 ])
 def test_detect_front_end(environ, modules, in_kernel, expected):
     assert _detect_front_end(environ, modules, in_kernel) == expected
-
-
-def test_detect_front_end_rejects_non_mappings():
-    with pytest.raises(TypeError, match="environ must be a mapping"):
-        _detect_front_end(["VSCODE_PID"], {}, True)
 
 
 def test_check_here_finds_no_problem_and_lists_every_library():

@@ -51,8 +51,6 @@ def _tested_ranges() -> dict[str, Requirement]:
 
 def _installed_version(distribution: str) -> str | None:
     """The installed version of ``distribution``, or None if it is not installed."""
-    if not isinstance(distribution, str):
-        raise TypeError(f"distribution must be a str, got {type(distribution).__name__}")
     try:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
@@ -63,8 +61,6 @@ def _detect_front_end(environ, modules, in_kernel: bool) -> str:
     """Which front end runs this kernel, from its environment variables and loaded modules:
     one of FRONT_ENDS. Colab loads ``google.colab``; mybinder.org sets ``BINDER_*`` variables;
     VS Code sets ``VSCODE_*``; a Jupyter server (JupyterLab, Notebook 7) sets ``JPY_SESSION_NAME``."""
-    if not hasattr(environ, "keys") or not hasattr(modules, "__contains__"):
-        raise TypeError("environ must be a mapping (os.environ) and modules a collection of names (sys.modules)")
     if "google.colab" in modules or "COLAB_RELEASE_TAG" in environ:
         return "Colab"
     if any(key.startswith("BINDER_") for key in environ):
@@ -80,8 +76,6 @@ def _detect_front_end(environ, modules, in_kernel: bool) -> str:
 
 def _describe_range(tested: Requirement) -> str:
     """A range as a reader says it: '1.26.4 to 2.4.6', or '2.13.0' for a single version."""
-    if not isinstance(tested, Requirement):
-        raise TypeError(f"tested must be a packaging Requirement, got {type(tested).__name__}")
     bounds = {spec.operator: spec.version for spec in tested.specifier}
     if "==" in bounds:
         return bounds["=="]
@@ -91,8 +85,6 @@ def _describe_range(tested: Requirement) -> str:
 def _version_problem(name: str, version: str | None, tested: Requirement, on_colab: bool = False) -> str | None:
     """The sentence for one library outside its tested range (None when it is inside). On Colab
     the advice is not to install another version: that breaks Colab's runtime."""
-    if not isinstance(tested, Requirement):
-        raise TypeError(f"tested must be a packaging Requirement, got {type(tested).__name__}")
     if version is None:
         return f"{name} is not installed: the cells that use it will fail; install {name}{tested.specifier}."
     try:
@@ -109,8 +101,6 @@ def _version_problem(name: str, version: str | None, tested: Requirement, on_col
 
 def _python_problem(version: str) -> str | None:
     """The sentence for a Python other than the tested one (None for the tested one)."""
-    if not isinstance(version, str):
-        raise TypeError(f"version must be a str such as '3.11.7', got {type(version).__name__}")
     if ".".join(version.split(".")[:2]) == TESTED_PYTHON:
         return None
     return (f"Python {version} is not the tested {TESTED_PYTHON}: if a cell fails, use Python {TESTED_PYTHON} "
@@ -121,8 +111,6 @@ def _widget_problems(ipywidgets: str | None, front_end: str, lab_widgets: str | 
     """Why widgets cannot work here, one sentence each (empty when they can). ``ipywidgets`` and
     ``lab_widgets`` (JupyterLab's widget extension, jupyterlab_widgets) are installed versions
     or None; ``front_end`` is one of FRONT_ENDS."""
-    if front_end not in FRONT_ENDS:
-        raise ValueError(f"front_end must be one of {', '.join(map(repr, FRONT_ENDS))}; got {front_end!r}")
     if ipywidgets is None:
         return [f"ipywidgets is not installed: {NO_WIDGETS}."]
     major = Version(ipywidgets).major
