@@ -78,26 +78,21 @@ ACCEPTS_BY_NAME = {
 # function -> parameter -> the kinds it rightly accepts (space-separated), with the reason.
 ACCEPTS = {
     "utils.widgets.slider": {"low": "negative zero", "high": "huge"},  # any range a slider can show
-    "utils.pictures.nearby_values": {"direction": "negative"},  # -1: the slider last moved down
     "utils.blocks.block_numbers": {"d": "huge"},  # a formula, nothing is allocated
     "utils.blocks.check_scale": {"scale": "negative zero huge"},  # any finite branch scale
-    "utils.blocks.ResidualBlock": {"scale": "negative zero huge"},
+    "utils.blocks.LayerNormResidualBlock": {"scale": "negative zero huge"},
     "utils.blocks.make_block": {"scale": "negative zero huge"},
     "utils.blocks.make_stack": {"scale": "negative zero huge"},
     "utils.blocks.demo_block": {"scale": "negative zero huge"},
-    "utils.gradient_flow.describe": {"scale": "negative zero huge"},
     "utils.gradient_flow.streamed_profile": {"scale": "negative zero huge",
                                              "shortcut": "zero huge", "nudge": "zero"},  # skip path off; no nudge
     "utils.gradient_flow.draw_layer_profiles": {"loss": "string"},  # the loss's name on the axis
     "utils.transformer.draw_variance": {"slope": "negative zero huge"},  # any fitted slope
     "utils.gradient_flow.depth_sweep": {"scale": "negative zero huge"},
     "utils.gradient_flow.widget_profile": {"scale": "negative zero huge"},
-    "utils.gradient_flow.summary_text": {"scale": "negative zero huge"},
     "utils.gradient_flow.draw_gradient_flow": {"scale": "negative zero huge"},
     "utils.blocks.draw_block": {"scale": "negative zero huge"},
-    "utils.jacobians.layer_jacobians": {"scale": "negative zero huge"},
     "utils.jacobians.draw_jacobian_products": {"scale": "negative zero huge"},
-    "utils.jacobians.format_log10": {"log10_value": "negative zero huge"},  # 10**-1, 1, 10**1e9 print fine
     "utils.slopes.slope_products": {"slope": "negative zero huge"},  # vanishing and exploding products are the lesson
     "utils.slopes.slope_table": {"plain_slope": "negative zero huge", "edit": "zero huge"},
     "utils.slopes.draw_slope_products": {"plain_slope": "negative zero huge", "edit": "zero huge"},
@@ -105,27 +100,22 @@ ACCEPTS = {
     "utils.jacobians.singular_values_plot": {"scale": "zero"},  # the slider's left end: no branch
     "utils.slopes.format_plain": {"value": "negative zero nan inf huge"},  # products that under- or overflowed
     "utils.slopes.format_residual": {"value": "negative zero nan inf huge"},
-    "utils.slopes.factor_from_one": {"value": "negative huge"},  # |value| is used
     "utils.slopes.plotted_depths": {"points": "huge"},  # more points than depths: every depth is drawn
     "utils.recipes.deepnorm_constants": {"layers": "huge"},  # a formula, nothing is allocated
     "utils.recipes.NormFreeBlock": {"multiplier": "negative zero huge", "gain": "negative zero huge"},
     "utils.plotting.log_safe": {"values": "negative zero nan inf huge array3d", "floor": "zero huge",
                                 "ceiling": "huge"},  # any magnitudes; any clipping range
     "utils.plotting.use_fixed_margins": {"left": "zero", "bottom": "zero"},  # no margin
-    "utils.plotting.short_number": {"value": "negative zero huge"},  # any tick value
     "utils.plotting.legend_below": {"xlabel_inches": "zero"},  # no x label under the axes
     "utils.shattered.input_gradient_curve": {"low": "negative zero", "high": "negative zero huge"},
     "utils.blocks.block_plot": {"scale": "zero"},  # the slider's left end
     # It answers whether a control can show a value, for any value at all.
     "utils.widgets.accepts": {"value": "none string negative zero nan inf array3d huge object"},
-    "utils.widgets.describe_figure": {"text": "string"},  # any text a draw function returns
     "utils.data.DigitsSplit": {"n_classes": "huge"},  # a count of labels, nothing is allocated
-    "utils.jacobians.power_of_ten": {"log10_values": "negative zero huge array3d"},
     "utils.lesion.path_length_counts": {"n_blocks": "zero"},  # no block: one path, the skip
     "utils.lesion.random_lesion_accuracies": {"k": "zero"},  # delete nothing: the intact accuracy
     "utils.numpy_block.relu": {"z": "negative zero huge array3d"},  # entry by entry, any shape
     "utils.progress.progress_bar": {"total": "huge"},  # a counter, nothing is allocated
-    "utils.threads.cgroup_cpu_limit": {"root": "string", "proc_cgroup": "string"},  # a missing path: no quota
     "utils.recipes.branches": {"depth": "huge"},  # a formula
     "utils.training.train": {"lr": "zero huge", "momentum": "zero"},  # a diverging run is a result to show
     "utils.training.warmup_lr": {"step": "huge", "lr": "zero huge", "warmup_steps": "zero huge"},  # any schedule
@@ -134,9 +124,7 @@ ACCEPTS = {
     "utils.training_figures.random_lesions": {"blocks": "huge"},  # a count in the axis label
     "utils.hyper_connections.mixing_matrices": {"spread": "zero"},  # no perturbation: the identity
     "utils.hyper_connections.hyper_stack": {"spread": "zero"},
-    "utils.depth_scaling.branch_scaled_mlp": {"alpha": "zero"},  # multiplier 1: notebook 11's default
     "utils.depth_scaling.first_step_change": {"alpha": "zero", "lr": "zero"},  # no multiplier; no step
-    "utils.depth_scaling.train_adam": {"lr": "zero"},  # a step that changes nothing
     "utils.transformer.adam_steps": {"lr": "zero"},  # a step that changes nothing
     "utils.depth_scaling.draw_lr_sweep": {"diverged": "zero huge"},  # any threshold for "diverged"
 }
@@ -275,7 +263,6 @@ def _curves():
 
 
 VALID = {
-    "utils.landscape.filter_normalised_direction": lambda: dict(model=_mlp()),
     "utils.landscape.loss_surface": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1], points=3),
     "utils.mlp.branch_to_skip_ratios": lambda: dict(model=_mlp(), x=_data()[0]),
     "utils.training_figures.loss_curves": lambda: dict(runs=_runs(), depths=[4, 6], seeds=[0, 1]),
@@ -294,8 +281,8 @@ VALID = {
         autocorrelation={(a, d): 0.5 for a in ("plain", "residual") for d in (2, 4)}, depths=[2, 4]),
     "utils.blocks.check_scale": lambda: dict(scale=1.0),
     "utils.blocks.block_numbers": lambda: dict(d=8),
-    "utils.blocks.ResidualBlock": lambda: dict(d=8),
-    "utils.blocks.PlainBlock": lambda: dict(d=8),
+    "utils.blocks.LayerNormResidualBlock": lambda: dict(d=8),
+    "utils.blocks.LayerNormPlainBlock": lambda: dict(d=8),
     "utils.blocks.ReZeroBlock": lambda: dict(d=8),
     "utils.blocks.draw_std_through_stack": lambda: dict(fig=_figure(), stds={"plain": [1.0, 0.5], "pre": [1.0, 2.0]}),
     "utils.blocks.make_block": lambda: dict(d=8),
@@ -306,18 +293,14 @@ VALID = {
     "utils.diagrams.draw_residual_block": lambda: dict(target=_figure()),
     "utils.diagrams.draw_block_arrows": lambda: dict(target=_figure(), x=[1.0, 0.5], branch=[0.2, 0.3]),
     "utils.diagrams.draw_transformer_block": lambda: dict(target=_figure()),
-    "utils.gradient_flow.output_metrics": lambda: dict(stack=_stack(), x=_tokens()),
     "utils.gradient_flow.format_table": lambda: dict(results=_published()),
     "utils.gradient_flow.LayerProfile": lambda: dict(grad_norm=np.array([2.0, 1.0]), act_mean=np.zeros(2),
                                                      act_std=np.ones(2)),
     "utils.gradient_flow.profile_stack": lambda: dict(stack=_stack(), x=_tokens()),
-    "utils.gradient_flow.WeightStream": lambda: dict(d=8),
     "utils.gradient_flow.probe": lambda: dict(tokens=2, d=8, seed=0),
     "utils.gradient_flow.streamed_profile": lambda: dict(depth=3, d=8, tokens=2),
     "utils.gradient_flow.depth_sweep": lambda: dict(depths=[1, 3], d=8, tokens=2),
     "utils.gradient_flow.widget_profile": lambda: dict(depth=3, residual=True, norm="pre", scale=1.0),
-    "utils.gradient_flow.describe": lambda: dict(residual=True, norm="pre", scale=1.0),
-    "utils.gradient_flow.summary_text": lambda: dict(profile=_profile(), residual=True, norm="pre", scale=1.0),
     "utils.gradient_flow.draw_gradient_flow": lambda: dict(fig=_figure(), depth=10),
     "utils.gradient_flow.gradient_flow_plot": lambda: dict(depth=10),
     "utils.gradient_flow.stack_from_stream": lambda: dict(depth=2, d=8),
@@ -331,19 +314,15 @@ VALID = {
     "utils.jacobians.finite_difference_jacobian": lambda: dict(f=np.tanh, x=[0.5, -0.5]),
     "utils.jacobians.draw_unit_circle_image": lambda: dict(ax=_axes(), matrix=[[1.0, 0.5], [0.0, 1.0]]),
     "utils.jacobians.random_layer_matrices": lambda: dict(depth=3, dim=4),
-    "utils.jacobians.layer_jacobians": lambda: dict(matrices=np.zeros((3, 2, 2)), scale=0.5, residual=True),
     "utils.jacobians.product_singular_values": lambda: dict(jacobians=np.stack([np.eye(2) * 2] * 3)),
-    "utils.jacobians.format_log10": lambda: dict(log10_value=3.5),
-    "utils.jacobians.power_of_ten": lambda: dict(log10_values=[1.0, -2.0]),
     "utils.jacobians.draw_jacobian_products": lambda: dict(fig=_figure(), depth=5, dim=4),
     "utils.jacobians.drift_table": lambda: dict(depths=(2, 5), scales=(0.1,), dim=4),
     "utils.lesion.path_length_counts": lambda: dict(n_blocks=4),
     "utils.lesion.delete_blocks": lambda: dict(model=_mlp(), blocks=[0]),
-    "utils.lesion.delete_layers": lambda: dict(model=_mlp("plain"), layers=[1]),
     "utils.lesion.single_lesion_accuracies": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
     "utils.lesion.random_lesion_accuracies": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1], k=1, draws=2),
-    "utils.mlp.PlainBlock": lambda: dict(width=8),
-    "utils.mlp.ResidualBlock": lambda: dict(width=8),
+    "utils.mlp.BatchNormPlainBlock": lambda: dict(width=8),
+    "utils.mlp.BatchNormResidualBlock": lambda: dict(width=8),
     "utils.mlp.MLP": lambda: dict(architecture="plain", depth=4, width=8, in_features=4, out_features=3,
                                   block_layers=2),
     "utils.mlp.make_mlp": lambda: dict(architecture="plain", depth=4, width=8),
@@ -352,10 +331,7 @@ VALID = {
     "utils.numpy_block.forward": lambda: dict(x=[1.0, -1.0], w1=np.eye(2), w2=np.eye(2)),
     "utils.plotting.use_fixed_margins": lambda: dict(fig=_figure()),
     "utils.plotting.legend_below": lambda: dict(fig=_figure()),
-    "utils.plotting.tidy_log_yaxis": lambda: dict(ax=_log_axes()),
-    "utils.plotting.plain_log_ticks": lambda: dict(ax=_log_axes()),
-    "utils.plotting.short_number": lambda: dict(value=0.5),
-    "utils.plotting.figure_png": lambda: dict(fig=_figure()),
+    "utils.plotting.log_ticks": lambda: dict(ax=_log_axes()),
     "utils.plotting.figure_svg": lambda: dict(fig=_figure()),
     "utils.plotting.figure_small_png": lambda: dict(fig=_figure()),
     "utils.plotting.show": lambda: dict(fig=_figure()),
@@ -366,16 +342,12 @@ VALID = {
     "utils.hyper_connections.sinkhorn": lambda: dict(matrix=_positive_matrix()),
     "utils.hyper_connections.mixing_matrices": lambda: dict(depth=2),
     "utils.hyper_connections.composite_gain": lambda: dict(matrices=[_positive_matrix()]),
-    "utils.hyper_connections.HyperConnectionLayer": lambda: dict(mixing=_positive_matrix(), d=4),
     "utils.hyper_connections.hyper_stack": lambda: dict(depth=2, d=4),
     "utils.hyper_connections.draw_composite_gain": lambda: dict(fig=_figure(), gains={"a": [1.0, 2.0]}),
     "utils.looks_linear.crelu": lambda: dict(x=_data()[0]),
     "utils.looks_linear.looks_linear": lambda: dict(weight=_data()[0]),
     "utils.looks_linear.LooksLinearMLP": lambda: dict(depth=4, width=8, in_features=4, classes=3),
     "utils.looks_linear.make_looks_linear_mlp": lambda: dict(depth=4, width=8, in_features=4, classes=3),
-    "utils.depth_scaling.branch_scaled_mlp": lambda: dict(depth=6, alpha=1.0),
-    "utils.depth_scaling.train_adam": lambda: dict(model=_deep_mlp(), x=_data()[0], y=_data()[1], steps=2,
-                                                   batch_size=4),
     "utils.depth_scaling.lr_sweep": lambda: dict(x=_data(8, 64)[0], y=_data(8, 64)[1], depths=(6,), alphas=(1.0,),
                                                  lrs=(1e-3,), steps=1, seeds=(0,), batch_size=4),
     "utils.depth_scaling.draw_lr_sweep": lambda: dict(fig=_figure(), sweep={(1.0, 6): np.array([1.0])}, lrs=(1e-3,)),
@@ -386,11 +358,9 @@ VALID = {
     "utils.recipes.DeepResidualMLP": _deep_mlp_parts,
     "utils.recipes.build_deep_mlp": lambda: dict(depth=6, width=8, in_features=4),
     "utils.recipes.signal_at_init": lambda: dict(model=_deep_mlp(), x=_data()[0]),
-    "utils.recipes.plot_losses": lambda: dict(ax=_axes(), losses=[2.0, 1.0, float("nan")], color="C0", label="a"),
     "utils.recipes.draw_losses": lambda: dict(fig=_figure(), histories={"default": [2.0, 1.0], "scaled": [2.0, np.nan]}),
     "utils.recipes.draw_signal": lambda: dict(fig=_figure(), depth=6, x=_data(4, 64)[0]),
     "utils.shattered.lag1_autocorrelation": lambda: dict(values=[1.0, 2.0, 4.0, 3.0]),
-    "utils.shattered.freeze_batch_statistics": lambda: dict(model=_mlp(), x=_data()[0]),
     "utils.shattered.input_gradient_curve": lambda: dict(architecture="residual", depth=4, width=8, n_inputs=16),
     "utils.shattered.gradient_autocorrelation": lambda: dict(architecture="residual", depth=4, seeds=(0, 1)),
     "utils.shattered.draw_gradient_curves": lambda: dict(fig=_figure(), depth=4),
@@ -398,12 +368,11 @@ VALID = {
     "utils.slopes.format_plain": lambda: dict(value=0.001),
     "utils.slopes.format_residual": lambda: dict(value=1.05),
     "utils.slopes.text_table": lambda: dict(header=["a", "b"], rows=[["1", "2"]]),
-    "utils.slopes.factor_from_one": lambda: dict(value=0.36),
     "utils.slopes.plotted_depths": lambda: dict(depth=500),
     "utils.slopes.draw_slope_products": lambda: dict(fig=_figure()),
     "utils.training.train": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1], steps=2, batch_size=4),
     "utils.training.evaluate": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
-    "utils.training.layer_gradient_norms": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
+    "utils.training.weight_gradient_norms": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
     "utils.training.warmup_lr": lambda: dict(step=3, lr=0.001, warmup_steps=10),
     "utils.training.output_change": lambda: dict(before=_stream_input(), after=2 * _stream_input()),
     "utils.transformer.SelfAttention": lambda: dict(d=8, heads=2),
@@ -424,33 +393,32 @@ VALID = {
     "utils.widgets.slider": lambda: dict(description="depth", value=2, low=1, high=4),
     "utils.widgets.accepts": lambda: dict(control=_controls()["depth"], value=2),
     "utils.widgets.default_grid": lambda: dict(control=_controls()["depth"]),
-    "utils.widgets.describe_figure": lambda: dict(fig=_figure(), text="depth 2"),
     "utils.widgets.from_metadata": lambda: dict(metadata={"factory": "utils.blocks:block_plot", "kwargs": {}}),
     "utils.recipes.signal_plot": lambda: dict(depth=4),
     "utils.shattered.gradient_curves_plot": lambda: dict(depth=4),
-    "utils.pictures.setting_key": lambda: dict(values={"depth": 2, "scale": 0.5}),
-    "utils.pictures.nearby_values": lambda: dict(control=_controls()["depth"]),
-    "utils.pictures.Pictures": lambda: dict(render=lambda figure, values: None, spare_figure=_figure()),
 }
 
 
 # ----- what the test walks ----------------------------------------------------------------
 
-def public_callables() -> dict:
-    """Every public function and class of every module under ``utils`` (but the exempt
-    ones), by qualified name: whatever is defined in a module and does not start with _."""
+def public_modules() -> dict:
+    """Every module under ``utils`` but the exempt ones, by name."""
     import utils
 
+    return {info.name: importlib.import_module(info.name) for info in pkgutil.walk_packages(utils.__path__, "utils.")
+            if not any(info.name == exempt or info.name.startswith(exempt + ".") for exempt in EXEMPT_MODULES)}
+
+
+def public_callables() -> dict:
+    """The public API: every function and class a module of ``utils`` (but the exempt ones)
+    lists in its ``__all__``, by qualified name."""
     found = {}
-    for info in pkgutil.walk_packages(utils.__path__, "utils."):
-        if any(info.name == exempt or info.name.startswith(exempt + ".") for exempt in EXEMPT_MODULES):
-            continue
-        module = importlib.import_module(info.name)
-        for name, value in vars(module).items():
-            if name.startswith("_") or getattr(value, "__module__", None) != module.__name__:
-                continue
-            if (inspect.isfunction(value) or inspect.isclass(value)) and f"{module.__name__}.{name}" not in EXEMPT_CALLABLES:
-                found[f"{module.__name__}.{name}"] = value
+    for module in public_modules().values():
+        for name in getattr(module, "__all__", ()):
+            value = getattr(module, name)
+            qualified = f"{module.__name__}.{name}"
+            if (inspect.isfunction(value) or inspect.isclass(value)) and qualified not in EXEMPT_CALLABLES:
+                found[qualified] = value
     return found
 
 

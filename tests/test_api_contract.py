@@ -1,5 +1,5 @@
 """Property-based test of the whole public API of ``utils``, generated from the functions'
-signatures: every public function and class constructor of every module, and every
+signatures: every function and class constructor in the ``__all__`` of every module, and every
 exercise checker under ``utils.exercises``, is called with bad values of each kind, one
 parameter at a time, and must refuse them with a ValueError or TypeError that names the
 parameter (a checker: with a failed Feedback and a message), within a time limit. What a
@@ -21,7 +21,7 @@ import ipywidgets  # noqa: F401 - imported here so the time limit measures calls
 import sklearn.model_selection  # noqa: F401
 
 from tests import api_contract as contract
-from utils.validation import describe
+from utils.validation import describe_value
 
 CALLABLES = contract.public_callables()
 PAIRS = [(name, parameter.name) for name, function in CALLABLES.items()
@@ -70,7 +70,18 @@ def _outcome(function, arguments: dict):
 
 
 def _call_text(name: str, parameter: str, value) -> str:
-    return f"{name}({parameter}={describe(value)})"
+    return f"{name}({parameter}={describe_value(value)})"
+
+
+def test_every_module_lists_its_public_api_and_nothing_else_goes_without_an_underscore():
+    for name, module in contract.public_modules().items():
+        listed = getattr(module, "__all__", None)
+        assert listed is not None, f"{name} has no __all__: list what notebooks and learners call"
+        assert all(hasattr(module, entry) for entry in listed), f"{name}.__all__ names something {name} lacks"
+        unlisted = [entry for entry, value in vars(module).items()
+                    if not entry.startswith("_") and entry not in listed and (inspect.isfunction(value) or inspect.isclass(value))
+                    and value.__module__ == name]
+        assert not unlisted, f"{name} defines {unlisted} outside __all__: list them or start their names with _"
 
 
 def test_the_time_limit_stops_a_hang_and_lets_a_quick_call_through():
@@ -243,7 +254,7 @@ def test_an_exercise_fails_bad_answers_with_a_message(name):
 
     def fails(answer) -> None:
         problems = feedback_problems(exercise, answer)
-        assert not problems, f"{name}.check({describe(answer)}): " + "; ".join(problems)
+        assert not problems, f"{name}.check({describe_value(answer)}): " + "; ".join(problems)
 
     check = given(answer=BAD_ANSWER_STRATEGY)(fails)
     for answer in BAD_ANSWERS.values():

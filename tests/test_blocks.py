@@ -7,7 +7,7 @@ from torch import nn
 
 from tests.output_tolerance import texts_agree  # tests/: the stored outputs' rule
 from utils import blocks
-from utils.blocks import PlainBlock, ResidualBlock, make_block, make_stack
+from utils.blocks import LayerNormPlainBlock, LayerNormResidualBlock, make_block, make_stack
 
 
 def _x(*shape, seed=0):
@@ -16,7 +16,7 @@ def _x(*shape, seed=0):
 
 def test_pre_norm_block_computes_x_plus_scaled_branch_of_normalised_x():
     torch.manual_seed(0)
-    block = ResidualBlock(8, norm="pre", scale=0.5)
+    block = LayerNormResidualBlock(8, norm="pre", scale=0.5)
     x = _x(3, 8)
     ln = nn.functional.layer_norm(x, (8,))
     branch = block.fc2(nn.functional.gelu(block.fc1(ln)))
@@ -26,7 +26,7 @@ def test_pre_norm_block_computes_x_plus_scaled_branch_of_normalised_x():
 
 def test_post_norm_block_normalises_the_sum():
     torch.manual_seed(0)
-    block = ResidualBlock(8, norm="post", scale=2.0)
+    block = LayerNormResidualBlock(8, norm="post", scale=2.0)
     x = _x(3, 8)
     expected = nn.functional.layer_norm(x + 2.0 * block.fc2(nn.functional.gelu(block.fc1(x))), (8,))
     assert torch.allclose(block(x), expected, atol=1e-6)
@@ -34,9 +34,9 @@ def test_post_norm_block_normalises_the_sum():
 
 def test_plain_block_is_the_same_layers_without_the_skip_path():
     torch.manual_seed(0)
-    plain = PlainBlock(8)
+    plain = LayerNormPlainBlock(8)
     torch.manual_seed(0)
-    residual = ResidualBlock(8)
+    residual = LayerNormResidualBlock(8)
     x = _x(3, 8)
     assert torch.equal(plain.fc1.weight, residual.fc1.weight)  # same draw order: fc1 first
     expected = plain.fc2(nn.functional.gelu(plain.fc1(nn.functional.layer_norm(x, (8,)))))
@@ -46,7 +46,7 @@ def test_plain_block_is_the_same_layers_without_the_skip_path():
 
 def test_first_linear_is_created_before_the_second():
     torch.manual_seed(7)
-    block = ResidualBlock(4)
+    block = LayerNormResidualBlock(4)
     torch.manual_seed(7)
     first = nn.Linear(4, 16)
     second = nn.Linear(16, 4)
@@ -54,7 +54,7 @@ def test_first_linear_is_created_before_the_second():
 
 
 def test_rezero_pre_norm_is_exactly_the_identity_at_init_and_alpha_is_learnable():
-    block = ResidualBlock(16, norm="pre", scale="rezero")
+    block = LayerNormResidualBlock(16, norm="pre", scale="rezero")
     x = _x(4, 5, 16)
     assert torch.equal(block(x), x)
     assert block.scale == 0.0 and block.alpha.requires_grad
@@ -64,7 +64,7 @@ def test_rezero_pre_norm_is_exactly_the_identity_at_init_and_alpha_is_learnable(
 
 
 def test_rezero_post_norm_is_layer_norm_of_the_input_not_the_identity():
-    block = ResidualBlock(16, norm="post", scale="REZERO")
+    block = LayerNormResidualBlock(16, norm="post", scale="REZERO")
     x = 3 * _x(4, 16) + 1
     assert torch.allclose(block(x), nn.functional.layer_norm(x, (16,)), atol=1e-6)
     assert not torch.allclose(block(x), x)
@@ -72,7 +72,7 @@ def test_rezero_post_norm_is_layer_norm_of_the_input_not_the_identity():
 
 def test_post_norm_output_has_mean_0_and_std_1_per_token():
     torch.manual_seed(0)
-    block = ResidualBlock(128, norm="post")
+    block = LayerNormResidualBlock(128, norm="post")
     y = block(5 * _x(64, 128) + 2)
     assert y.mean(dim=-1).abs().max() < 1e-5
     assert (y.std(dim=-1, unbiased=False) - 1).abs().max() < 1e-4
@@ -93,13 +93,13 @@ def test_output_stats_on_the_demo_input():
 def test_make_stack_builds_depth_blocks_in_seeded_order():
     torch.manual_seed(3)
     stack = make_stack(3, 8, residual=True, norm="post", scale=0.5)
-    assert len(stack) == 3 and all(isinstance(b, ResidualBlock) for b in stack)
+    assert len(stack) == 3 and all(isinstance(b, LayerNormResidualBlock) for b in stack)
     assert stack[0].norm_position == "post" and stack[2].scale == 0.5
     torch.manual_seed(3)
-    again = [ResidualBlock(8) for _ in range(3)]
+    again = [LayerNormResidualBlock(8) for _ in range(3)]
     assert torch.equal(stack[2].fc2.bias, again[2].fc2.bias)
     plain = make_stack(2, 8, residual=False)
-    assert all(isinstance(b, PlainBlock) for b in plain)
+    assert all(isinstance(b, LayerNormPlainBlock) for b in plain)
     assert make_stack(5, 8)(_x(2, 8)).shape == (2, 8)
 
 
@@ -111,27 +111,27 @@ def test_bad_input_names_the_parameter():
     with pytest.raises(TypeError, match="depth"):
         make_stack(2.5, 8)
     with pytest.raises(ValueError, match="norm"):
-        ResidualBlock(8, norm="middle")
+        LayerNormResidualBlock(8, norm="middle")
     with pytest.raises(ValueError, match="norm"):
         make_stack(2, 8, residual=False, norm="sandwich")
     with pytest.raises(ValueError, match="d must be at least 1"):
-        PlainBlock(0)
+        LayerNormPlainBlock(0)
     with pytest.raises(ValueError, match="scale"):
-        ResidualBlock(8, scale="fixup")
+        LayerNormResidualBlock(8, scale="fixup")
     with pytest.raises(ValueError, match="scale"):
-        ResidualBlock(8, scale=math.inf)
+        LayerNormResidualBlock(8, scale=math.inf)
     with pytest.raises(TypeError, match="scale"):
-        ResidualBlock(8, scale=True)
+        LayerNormResidualBlock(8, scale=True)
     with pytest.raises(TypeError, match="residual"):
         make_block(8, residual="yes")
     with pytest.raises(ValueError, match="last dimension d=8"):
-        ResidualBlock(8)(_x(2, 6))
+        LayerNormResidualBlock(8)(_x(2, 6))
     with pytest.raises(ValueError, match="last dimension d=8"):
-        PlainBlock(8)(torch.tensor(1.0))
+        LayerNormPlainBlock(8)(torch.tensor(1.0))
     with pytest.raises(TypeError, match="x must be a torch.Tensor"):
-        ResidualBlock(8)([[0.0] * 8])
+        LayerNormResidualBlock(8)([[0.0] * 8])
     with pytest.raises(TypeError, match="floating-point"):
-        PlainBlock(8)(torch.ones(2, 8, dtype=torch.long))
+        LayerNormPlainBlock(8)(torch.ones(2, 8, dtype=torch.long))
     with pytest.raises(TypeError, match="block"):
         blocks.output_stats("block", _x(2, 8))
 
@@ -183,10 +183,10 @@ def test_check_scale_accepts_numbers_and_rezero_only():
 
 
 def test_block_numbers_counts_every_weight_and_refuses_absurd_widths():
-    assert blocks.block_numbers(8) == sum(p.numel() for p in ResidualBlock(8).parameters())
-    assert blocks.block_numbers(8) == sum(p.numel() for p in PlainBlock(8).parameters())
+    assert blocks.block_numbers(8) == sum(p.numel() for p in LayerNormResidualBlock(8).parameters())
+    assert blocks.block_numbers(8) == sum(p.numel() for p in LayerNormPlainBlock(8).parameters())
     with pytest.raises(ValueError, match=r"^d=1000000 would need about 32 TB of memory"):
-        ResidualBlock(10**6)
+        LayerNormResidualBlock(10**6)
     with pytest.raises(ValueError, match=r"^depth=1000000000 with d=128 would need about 528 TB .* accept depth up to 1894 with d=128"):
         blocks.make_stack(10**9, 128)
 

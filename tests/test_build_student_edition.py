@@ -98,8 +98,8 @@ def test_the_label_comes_from_the_exercise_title_when_the_module_has_it(monkeypa
         title = "Exercise 03.2: the Jacobian of x + W x"
 
     monkeypatch.setattr(builder.importlib, "import_module", lambda name: type("M", (), {"jac": Titled}))
-    aliases = builder._exercise_modules([new_code_cell("from utils.exercises import jacobians as ex")])
-    assert aliases == {"ex": "jacobians"}
+    aliases = builder._exercise_modules([new_code_cell("from utils.exercises import matrix_story as ex")])
+    assert aliases == {"ex": "matrix_story"}
     assert builder.exercise_label("ex.jac.check(jac)", aliases, "Exercise 03.1") == "Exercise 03.2"
     assert builder.exercise_label("ex.other.check(f)", aliases, "Exercise 03.1") == "Exercise 03.1"
     assert builder.exercise_label("print(1)", aliases, "Exercise 03.1") == "Exercise 03.1"

@@ -26,7 +26,7 @@ def fake_cgroup(tmp_path, proc: str, files: dict[str, str]):
 @pytest.mark.parametrize("cpu_max, expected", [("150000 100000\n", 1.5), ("50000 100000\n", 0.5), ("max 100000\n", None)])
 def test_cgroup_v2_cpu_max(tmp_path, cpu_max, expected):
     root, proc = fake_cgroup(tmp_path, "0::/kernel\n", {"kernel/cpu.max": cpu_max})
-    assert th.cgroup_cpu_limit(root, proc) == expected
+    assert th._cgroup_cpu_limit(root, proc) == expected
 
 
 @pytest.mark.parametrize("quota, expected", [("200000", 2.0), ("25000", 0.25), ("-1", None)])
@@ -34,7 +34,7 @@ def test_cgroup_v1_cfs_quota(tmp_path, quota, expected):
     root, proc = fake_cgroup(tmp_path, "4:memory:/x\n2:cpu,cpuacct:/docker/abc\n0::/\n",
                              {"cpu,cpuacct/docker/abc/cpu.cfs_quota_us": quota,
                               "cpu,cpuacct/docker/abc/cpu.cfs_period_us": "100000"})
-    assert th.cgroup_cpu_limit(root, proc) == expected
+    assert th._cgroup_cpu_limit(root, proc) == expected
 
 
 def test_a_tighter_quota_higher_up_the_path_wins(tmp_path):
@@ -42,27 +42,21 @@ def test_a_tighter_quota_higher_up_the_path_wins(tmp_path):
                              {"cpu/hub/cpu.cfs_quota_us": "100000", "cpu/hub/cpu.cfs_period_us": "100000",
                               "cpu/hub/student/cpu.cfs_quota_us": "300000",
                               "cpu/hub/student/cpu.cfs_period_us": "100000"})
-    assert th.cgroup_cpu_limit(root, proc) == 1.0
+    assert th._cgroup_cpu_limit(root, proc) == 1.0
 
 
 def test_no_cgroup_file_means_no_quota(tmp_path):
-    assert th.cgroup_cpu_limit(tmp_path, tmp_path / "missing") is None
+    assert th._cgroup_cpu_limit(tmp_path, tmp_path / "missing") is None
     root, proc = fake_cgroup(tmp_path, "0::/\n", {})
-    assert th.cgroup_cpu_limit(root, proc) is None
-
-
-@pytest.mark.parametrize("bad", [None, 3, object()])
-def test_cgroup_paths_must_be_paths(bad):
-    with pytest.raises(TypeError, match="root"):
-        th.cgroup_cpu_limit(bad)
+    assert th._cgroup_cpu_limit(root, proc) is None
 
 
 def test_cpu_share_is_the_smallest_of_affinity_quota_and_hub_limit(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
-    monkeypatch.setattr(th, "cgroup_cpu_limit", lambda: None)
+    monkeypatch.setattr(th, "_cgroup_cpu_limit", lambda: None)
     assert th.cpu_share({}) == 4.0
     assert th.cpu_share({"CPU_LIMIT": "1.5"}) == 1.5
-    monkeypatch.setattr(th, "cgroup_cpu_limit", lambda: 0.5)
+    monkeypatch.setattr(th, "_cgroup_cpu_limit", lambda: 0.5)
     assert th.cpu_share({"CPU_LIMIT": "2"}) == 0.5
 
 

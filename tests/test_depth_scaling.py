@@ -18,14 +18,14 @@ def digits():
 
 def test_branch_multiplier_is_L_to_the_minus_alpha():
     for alpha in (0.5, 1.0):
-        model = ds.branch_scaled_mlp(18, alpha)
+        model = ds._branch_scaled_mlp(18, alpha)
         assert all(b.multiplier == pytest.approx(8 ** -alpha) for b in model.blocks)
 
 
 def test_train_adam_lowers_the_loss_and_is_reproducible(digits):
     x, y = digits
-    first = ds.train_adam(ds.branch_scaled_mlp(6, 1.0), x, y, steps=20, lr=1e-2)
-    again = ds.train_adam(ds.branch_scaled_mlp(6, 1.0), x, y, steps=20, lr=1e-2)
+    first = ds._train_adam(ds._branch_scaled_mlp(6, 1.0), x, y, steps=20, lr=1e-2)
+    again = ds._train_adam(ds._branch_scaled_mlp(6, 1.0), x, y, steps=20, lr=1e-2)
     assert len(first) == 20 and first == again
     assert first[-1] < first[0]
 

@@ -23,7 +23,7 @@ def test_block_diagram_on_a_figure_or_axes():
     fig2, ax2 = plotting.new_figure()
     assert diagrams.draw_residual_block(ax2, branch=("LN", "Linear", "GELU", "Linear")) is ax2
     assert sum(isinstance(p, FancyBboxPatch) for p in ax2.patches) == 4
-    assert plotting.figure_png(fig2)[:8] == b"\x89PNG\r\n\x1a\n"
+    assert plotting._figure_png(fig2)[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.mark.parametrize("kwargs, error, name", [

@@ -20,7 +20,7 @@ GAINS_OF_THE_SUM = GAINS.replace("(F.layer_norm(u, (u.shape[-1],)) * g).sum()", 
 GAINS_NOT_DIVIDED = GAINS.replace("grad.norm().item() / g.norm().item()", "grad.norm().item()")
 
 NORMS = '''
-def layer_gradient_norms(stack, x, g):
+def activation_gradient_norms(stack, x, g):
     xs = [x.detach().clone().requires_grad_(True)]
     for block in stack:
         xs.append(block(xs[-1]))
@@ -50,7 +50,7 @@ CASES = [
         ("gains as text", GAINS.replace("gains.append(grad.norm().item() / g.norm().item())",
                                         "gains.append(f'{grad.norm().item() / g.norm().item():.8f}')"), "is a str, not a number"),
     ]),
-    ExerciseCases(ex.layer_gradient_norms, NOTEBOOK, "layer_gradient_norms", wrong=[
+    ExerciseCases(ex.activation_gradient_norms, NOTEBOOK, "activation_gradient_norms", wrong=[
         ("loss output.sum()", NORMS_OF_THE_SUM, "gradients of output.sum()"),
         ("norms of the activations", NORMS_OF_THE_ACTIVATIONS, "norms of the activations x_l themselves"),
         ("forgot retain_grad", NO_RETAIN_GRAD, "retain_grad()"),

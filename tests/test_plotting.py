@@ -25,19 +25,19 @@ def test_new_figure_shapes():
 def test_figure_png_is_a_png_of_the_figure_size():
     fig, ax = plotting.new_figure(width=3, height=2)
     ax.plot([0, 1], [0, 1])
-    png = plotting.figure_png(fig)
+    png = plotting._figure_png(fig)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
     assert (width, height) == (300, 200)  # 100 dpi
     with pytest.raises(TypeError, match="fig must be a matplotlib Figure"):
-        plotting.figure_png("not a figure")
+        plotting._figure_png("not a figure")
 
 
 def test_log_safe_clips_and_reports_under_and_overflow():
     clipped, under, over = plotting.log_safe([0.0, 1e-320, 0.5, -2.0, np.inf, 1e300, np.nan])
-    assert clipped[0] == plotting.LOG_FLOOR and clipped[1] == plotting.LOG_FLOOR
+    assert clipped[0] == plotting._LOG_FLOOR and clipped[1] == plotting._LOG_FLOOR
     assert clipped[2] == 0.5 and clipped[3] == 2.0  # magnitudes
-    assert clipped[4] == plotting.LOG_CEILING and clipped[5] == plotting.LOG_CEILING
+    assert clipped[4] == plotting._LOG_CEILING and clipped[5] == plotting._LOG_CEILING
     assert np.isnan(clipped[6])
     assert under.tolist() == [True, True, False, False, False, False, False]
     assert over.tolist() == [False, False, False, False, True, True, False]
@@ -54,7 +54,7 @@ def test_plot_log_safe_marks_clipped_points_in_the_legend():
     labels = [line.get_label() for line in ax.get_lines()]
     assert labels[0] == "plain" and any("underflow" in l for l in labels) and any("overflow" in l for l in labels)
     assert ax.get_yscale() == "log"
-    plotting.figure_png(fig)  # drawing the clipped extremes warns about nothing
+    plotting._figure_png(fig)  # drawing the clipped extremes warns about nothing
     with pytest.raises(ValueError, match="same shape"):
         plotting.plot_log_safe(ax, depth, [1.0, 2.0], color="k", label="x")
 
@@ -85,24 +85,24 @@ def test_use_fixed_margins_replaces_constrained_layout():
         plotting.use_fixed_margins("not a figure")
 
 
-def test_tidy_log_yaxis_labels_round_decades():
+def test_log_ticks_labels_round_decades():
     fig, ax = plotting.new_figure()
     ax.plot([1, 2, 3], [1e-219, 1.0, 1e219])
     ax.set_yscale("log")
-    plotting.tidy_log_yaxis(ax, max_ticks=7)
+    plotting.log_ticks(ax, max_ticks=7)
     ticks = np.log10(ax.get_yticks())
     assert len(ticks) <= 7 and 0.0 in ticks
     assert np.all(np.diff(ticks) == 100)  # stride 100 decades: 1e-200, 1e-100, 1, 1e+100, 1e+200
-    assert plotting.figure_png(fig)[:4] == b"\x89PNG"
+    assert plotting._figure_png(fig)[:4] == b"\x89PNG"
     fig2, ax2 = plotting.new_figure()
     ax2.plot([1, 2], [0.3, 0.9])
     ax2.set_yscale("log")
-    plotting.tidy_log_yaxis(ax2)  # within a decade: leaves matplotlib's labels
-    assert plotting.figure_png(fig2)[:4] == b"\x89PNG"
+    plotting.log_ticks(ax2)  # within a decade: round plain numbers instead
+    assert _labels(ax2) == ["0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9"]
     with pytest.raises(ValueError, match="log y axis"):
-        plotting.tidy_log_yaxis(plotting.new_figure()[1])
+        plotting.log_ticks(plotting.new_figure()[1])
     with pytest.raises(ValueError, match="max_ticks"):
-        plotting.tidy_log_yaxis(ax, max_ticks=1)
+        plotting.log_ticks(ax, max_ticks=1)
 
 
 def test_legend_below_puts_one_legend_under_the_axes():
@@ -118,7 +118,7 @@ def test_legend_below_puts_one_legend_under_the_axes():
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["a", "b", "c"]
     # two rows of 8-point text plus the x labels: (0.1 + 2 * 1.45 * 8 / 72 + 0.55) / 5
     assert fig.subplotpars.bottom == pytest.approx((0.1 + 2 * 1.45 * 8 / 72 + 0.55) / 5)
-    assert len(plotting.figure_png(fig)) > 1000
+    assert len(plotting._figure_png(fig)) > 1000
     legend_top = fig.legends[0].get_window_extent().y1 / fig.bbox.height
     assert legend_top < left.get_position().y0  # entirely below the axes
 
@@ -138,7 +138,7 @@ def test_use_house_style_restores_the_course_style():
     import matplotlib
 
     matplotlib.rcParams["axes.facecolor"] = "black"
-    plotting.use_house_style()
+    plotting._use_house_style()
     assert matplotlib.rcParams["axes.facecolor"] == "white"
     assert matplotlib.rcParams["axes.prop_cycle"].by_key()["color"][:2] == [plotting.RESIDUAL_COLOR, plotting.PLAIN_COLOR]
 
@@ -148,24 +148,24 @@ def _labels(ax):
     return [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
 
 
-def test_tidy_log_yaxis_exponent_labels_use_one_format():
+def test_log_ticks_exponent_labels_use_one_format():
     fig = Figure()
     ax = fig.subplots()
     ax.plot([1, 2], [1e-3, 1e7])
     ax.set_yscale("log")
     ax.set_ylim(1e-4, 1e8)
-    plotting.tidy_log_yaxis(ax, max_ticks=8, exponent_labels=True)
+    plotting.log_ticks(ax, max_ticks=8, exponent_labels=True)
     assert _labels(ax) == ["1e-04", "1e-02", "1e+00", "1e+02", "1e+04", "1e+06", "1e+08"]
     ax.set_ylim(1e-1, 1e197)  # hundreds of decades: a round stride, not 1e+28, 1e+56, ...
-    plotting.tidy_log_yaxis(ax, max_ticks=8, exponent_labels=True)
+    plotting.log_ticks(ax, max_ticks=8, exponent_labels=True)
     assert _labels(ax) == ["1e+00", "1e+50", "1e+100", "1e+150"]
     with pytest.raises(ValueError, match="log y axis"):
-        plotting.tidy_log_yaxis(Figure().subplots(), exponent_labels=True)
+        plotting.log_ticks(Figure().subplots(), exponent_labels=True)
     ax.set_ylim(2e-3, 5e-3)  # inside one decade: its two ends are labelled
-    plotting.tidy_log_yaxis(ax, exponent_labels=True)
+    plotting.log_ticks(ax, exponent_labels=True)
     assert _labels(ax) == ["2.0e-03", "5.0e-03"]
     with pytest.raises(ValueError, match="max_ticks"):
-        plotting.tidy_log_yaxis(ax, max_ticks=1, exponent_labels=True)
+        plotting.log_ticks(ax, max_ticks=1, exponent_labels=True)
 
 
 def test_figure_svg_is_an_svg_of_the_figure_size_with_its_text_and_font_inside():
@@ -194,16 +194,19 @@ def test_figure_svg_is_an_svg_of_the_figure_size_with_its_text_and_font_inside()
 
 
 def test_empty_figure_has_the_size_and_constrained_layout_and_no_axes():
-    fig = plotting.empty_figure(6, 4.5)
+    fig = plotting._empty_figure(6, 4.5)
     assert tuple(fig.get_size_inches()) == (6.0, 4.5) and fig.axes == []
     assert type(fig.get_layout_engine()).__name__ == "ConstrainedLayoutEngine"
     with pytest.raises(ValueError, match="height must be at most 30"):
-        plotting.empty_figure(6, 31)
+        plotting._empty_figure(6, 31)
 
 
-def test_short_number_is_plain_in_the_middle_and_short_exponents_outside():
-    assert [plotting.short_number(v) for v in (0.5, 2.0, 1.25, 1000.0, 0.0)] == ["0.5", "2", "1.25", "1000", "0"]
-    assert [plotting.short_number(v) for v in (1e8, 1e-6, 3e12)] == ["1e8", "1e-6", "3e12"]
+def test_plain_tick_labels_are_plain_in_the_middle_and_short_exponents_outside():
+    for low, high, labels in ((0.5, 20, ["0.5", "1", "2", "5", "10", "20"]), (200, 3000, ["200", "500", "1000", "2000"]),
+                              (1e6, 3e7, ["1e6", "2e6", "5e6", "1e7", "2e7"])):
+        fig, ax = _log_axes(low, high)
+        plotting.log_ticks(ax)
+        assert _labels(ax) == labels
 
 
 def _log_axes(low, high):
@@ -213,33 +216,33 @@ def _log_axes(low, high):
     return fig, ax
 
 
-def test_plain_log_ticks_uses_1_2_5_then_1_to_9_then_even_steps():
+def test_log_ticks_on_a_narrow_axis_uses_1_2_5_then_1_to_9_then_even_steps():
     fig, ax = _log_axes(0.36, 2.1)
-    plotting.plain_log_ticks(ax)
+    plotting.log_ticks(ax)
     assert list(ax.get_yticks()) == pytest.approx([0.5, 1, 2])
     assert [t.get_text() for t in ax.get_yticklabels()] == ["0.5", "1", "2"]
     assert len(ax.yaxis.get_minor_locator()()) == 0
     fig, ax = _log_axes(0.9, 3.5)  # 1-2-5 gives two ticks only
-    plotting.plain_log_ticks(ax)
+    plotting.log_ticks(ax)
     assert list(ax.get_yticks()) == pytest.approx([0.9, 1, 2, 3])
     fig, ax = _log_axes(0.83, 1.8)  # less than a factor of two: even steps
-    plotting.plain_log_ticks(ax)
+    plotting.log_ticks(ax)
     ticks = ax.get_yticks()
     assert len(ticks) >= 3 and 0.83 <= ticks.min() and ticks.max() <= 1.8
     assert np.diff(ticks) == pytest.approx(np.full(len(ticks) - 1, ticks[1] - ticks[0]))
 
 
-def test_plain_log_ticks_around_a_data_range_widens_the_limits_to_show_them():
+def test_log_ticks_on_a_narrow_axis_around_a_data_range_widens_the_limits_to_show_them():
     fig, ax = _log_axes(1, 10)
-    plotting.plain_log_ticks(ax, 0.7, 3.1)
+    plotting.log_ticks(ax, 0.7, 3.1)
     assert list(ax.get_yticks()) == pytest.approx([0.5, 1, 2])
     low, high = ax.get_ylim()
     assert low == pytest.approx(0.45) and high == pytest.approx(3.41)
     with pytest.raises(ValueError, match="give both low and high"):
-        plotting.plain_log_ticks(ax, 0.7)
+        plotting.log_ticks(ax, 0.7)
     fig, linear = plotting.new_figure()
     with pytest.raises(ValueError, match="must have a log y axis"):
-        plotting.plain_log_ticks(linear)
+        plotting.log_ticks(linear)
 
 
 def test_the_embedded_svg_font_is_matplotlibs_font_cut_to_the_listed_characters():
@@ -251,7 +254,7 @@ def test_the_embedded_svg_font_is_matplotlibs_font_cut_to_the_listed_characters(
     from matplotlib import font_manager
 
     source = font_manager.findfont(font_manager.FontProperties(family="DejaVu Sans"))
-    wanted = [c for low, high in plotting.SVG_FONT_CHARACTERS for c in range(low, high + 1)]
+    wanted = [c for low, high in plotting._SVG_FONT_CHARACTERS for c in range(low, high + 1)]
     rebuilt = TTFont(source)
     options = subset.Options()
     options.hinting, options.layout_features = False, []
@@ -259,7 +262,7 @@ def test_the_embedded_svg_font_is_matplotlibs_font_cut_to_the_listed_characters(
     subsetter = subset.Subsetter(options)
     subsetter.populate(unicodes=wanted)
     subsetter.subset(rebuilt)
-    stored = TTFont(plotting.SVG_FONT_FILE)
+    stored = TTFont(plotting._SVG_FONT_FILE)
     assert stored.flavor == "woff" and stored["name"].getDebugName(1) == "DejaVu Sans"
     assert set(stored.getBestCmap()) == set(rebuilt.getBestCmap())  # the same characters
     assert len(stored.getBestCmap()) > 250  # ASCII, Latin-1, Greek, ...

@@ -130,7 +130,7 @@ def test_draw_losses_when_no_run_stayed_finite():
 def test_scaled_is_not_drawn_in_the_branch_green_or_the_plain_colour():
     from utils.plotting import PLAIN_COLOR, RESIDUAL_COLOR
 
-    assert recipes.RECIPE_COLORS["scaled"] not in (PLAIN_COLOR, RESIDUAL_COLOR, "#009E73")
+    assert recipes._RECIPE_COLORS["scaled"] not in (PLAIN_COLOR, RESIDUAL_COLOR, "#009E73")
 
 
 def test_the_default_recipe_diverges_and_rezero_trains_briefly():
@@ -162,10 +162,10 @@ def test_bad_input_names_the_parameter():
     with pytest.raises(TypeError, match="x must"):
         recipes.draw_signal(Figure(), recipe="default", depth=4, x=[[0.0] * 64])
     with pytest.raises(ValueError, match="losses"):
-        recipes.plot_losses(Figure().subplots(), [], color="k", label="a")
+        recipes._plot_losses(Figure().subplots(), [], color="k", label="a")
     ax = Figure().subplots()
-    assert recipes.plot_losses(ax, [2.3, 0.5], color="k", label="a") == "a: final training loss 5.0e-01"
-    assert recipes.plot_losses(ax, [2.3, float("nan")], color="k", label="b") == "b: loss became NaN at step 2"
+    assert recipes._plot_losses(ax, [2.3, 0.5], color="k", label="a") == "a: final training loss 5.0e-01"
+    assert recipes._plot_losses(ax, [2.3, float("nan")], color="k", label="b") == "b: loss became NaN at step 2"
 
 
 def test_building_leaves_the_global_seed_alone():

@@ -3,7 +3,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from utils import plotting, slopes
-from utils.pictures import RedrawFigure
+from utils.pictures import _RedrawFigure
 
 
 def test_slope_products_are_powers():
@@ -50,19 +50,19 @@ def test_text_table_aligns_and_checks():
 
 def test_factor_from_one_rounds_up_so_within_stays_true():
     # max(2.65, 1/0.36 = 2.78) = 2.78 -> 2.8; 1/0.5 = 2 exactly stays 2
-    assert slopes.factor_from_one(2.65) == "2.7"
-    assert slopes.factor_from_one(0.36) == "2.8"
-    assert slopes.factor_from_one(0.5) == "2"
-    assert slopes.factor_from_one(1.0) == "1"
-    assert slopes.factor_from_one(1.05) == "1.1"
-    assert slopes.factor_from_one(146.2) == "150"
-    assert slopes.factor_from_one(-4.0) == "4"
+    assert slopes._factor_from_one(2.65) == "2.7"
+    assert slopes._factor_from_one(0.36) == "2.8"
+    assert slopes._factor_from_one(0.5) == "2"
+    assert slopes._factor_from_one(1.0) == "1"
+    assert slopes._factor_from_one(1.05) == "1.1"
+    assert slopes._factor_from_one(146.2) == "150"
+    assert slopes._factor_from_one(-4.0) == "4"
     with pytest.raises(ValueError, match="value"):
-        slopes.factor_from_one(0.0)
+        slopes._factor_from_one(0.0)
     with pytest.raises(ValueError, match="value"):
-        slopes.factor_from_one(np.inf)
+        slopes._factor_from_one(np.inf)
     with pytest.raises(TypeError, match="value"):
-        slopes.factor_from_one("2")
+        slopes._factor_from_one("2")
 
 
 @pytest.mark.parametrize("depth, plain_slope, edit, expected", [
@@ -116,7 +116,7 @@ def test_draw_default_state():
     assert ax.get_yscale() == "log"
     assert "After 20 layers: plain 9.5e-07, residual 0.36 to 2.65" == ax.get_title()
     assert not any("underflow" in label or "overflow" in label for label in labels)
-    assert len(plotting.figure_png(fig)) > 1000
+    assert len(plotting._figure_png(fig)) > 1000
 
 
 @pytest.mark.parametrize("depth, plain_slope, edit, marks", [
@@ -137,7 +137,7 @@ def test_every_extreme_setting_draws_with_clipping_labelled(depth, plain_slope, 
     for line in ax.get_lines():
         y = np.asarray(line.get_ydata(), dtype=float)
         assert np.all(np.isfinite(y)) and np.all(y > 0)  # everything drawable on the log axis
-    assert len(plotting.figure_png(fig)) > 1000
+    assert len(plotting._figure_png(fig)) > 1000
 
 
 def test_every_corner_of_the_widget_draws_without_warnings():
@@ -151,18 +151,18 @@ def test_every_corner_of_the_widget_draws_without_warnings():
                     warnings.simplefilter("error")
                     text = slopes.draw_slope_products(fig, depth=depth, plain_slope=plain_slope, edit=edit)
                     assert text and fig.axes[0].get_lines()
-                    assert plotting.figure_png(fig)[:4] == b"\x89PNG"
+                    assert plotting._figure_png(fig)[:4] == b"\x89PNG"
 
 
 def test_a_redraw_on_the_widget_figure_matches_a_fresh_figure_pixel_for_pixel():
-    reused = RedrawFigure(**slopes.FIGURE_SIZE)
+    reused = _RedrawFigure(**slopes.FIGURE_SIZE)
     for depth, plain_slope, edit in ((1, 0.0, 0.0), (1000, 2.0, 1.0), (20, 0.5, 0.05), (1000, 0.5, 0.05),
                                      (20, 1.0, 0.0)):
         reused.start()
         slopes.draw_slope_products(reused, depth=depth, plain_slope=plain_slope, edit=edit)
         fresh = Figure(figsize=(slopes.FIGURE_SIZE["width"], slopes.FIGURE_SIZE["height"]), layout="constrained")
         slopes.draw_slope_products(fresh, depth=depth, plain_slope=plain_slope, edit=edit)
-        assert plotting.figure_png(reused) == plotting.figure_png(fresh), (depth, plain_slope, edit)
+        assert plotting._figure_png(reused) == plotting._figure_png(fresh), (depth, plain_slope, edit)
     assert len(reused.axes) == 1
 
 

@@ -6,7 +6,7 @@ from torch import nn
 
 from utils.data import load_digits_split
 from utils.progress import progress_bar
-from utils.training import evaluate, layer_gradient_norms, output_change, train, warmup_lr
+from utils.training import evaluate, output_change, train, warmup_lr, weight_gradient_norms
 
 
 def small_model(seed=0):
@@ -98,7 +98,7 @@ def test_bad_input_names_the_parameter(data):
         train(model, data.x_train, data.y_train, steps=1, progress=5)
 
 
-def test_layer_gradient_norms_match_a_hand_computed_gradient():
+def test_weight_gradient_norms_match_a_hand_computed_gradient():
     # One Linear layer with zero weights: logits are 0, softmax is uniform (1/2, 1/2), so
     # dL/dW = (p - onehot) x^T averaged over the batch.
     model = nn.Linear(2, 2, bias=False)
@@ -106,19 +106,19 @@ def test_layer_gradient_norms_match_a_hand_computed_gradient():
         model.weight.zero_()
     x = torch.tensor([[3.0, 4.0]])
     y = torch.tensor([0])
-    (norm,) = layer_gradient_norms(model, x, y)
+    (norm,) = weight_gradient_norms(model, x, y)
     expected = torch.tensor([[-0.5], [0.5]]) @ x
     assert norm == pytest.approx(float(expected.norm()), rel=1e-6)
     assert model.weight.grad is None and model.training
 
 
-def test_layer_gradient_norms_lists_every_linear_layer_and_restores_mode(data):
+def test_weight_gradient_norms_lists_every_linear_layer_and_restores_mode(data):
     model = small_model().eval()
-    norms = layer_gradient_norms(model, data.x_train[:32], data.y_train[:32])
+    norms = weight_gradient_norms(model, data.x_train[:32], data.y_train[:32])
     assert len(norms) == 2 and all(n > 0 for n in norms)
     assert not model.training
     with pytest.raises(ValueError, match="Linear"):
-        layer_gradient_norms(nn.ReLU(), data.x_train[:4], data.y_train[:4])
+        weight_gradient_norms(nn.ReLU(), data.x_train[:4], data.y_train[:4])
 
 
 @pytest.mark.parametrize("momentum", [0.0, 0.9])

@@ -15,7 +15,7 @@ def _x(batch=2, tokens=5, d=16, seed=0):
 
 def test_the_ffn_sublayer_is_the_course_residual_block():
     block = transformer.TransformerBlock(16, 4, norm="pre")
-    assert isinstance(block.ffn, blocks.ResidualBlock)
+    assert isinstance(block.ffn, blocks.LayerNormResidualBlock)
     assert block.ffn.fc1.out_features == 64 and block.ffn.fc2.in_features == 64
     assert block(_x()).shape == (2, 5, 16)
 
@@ -24,7 +24,7 @@ def test_the_ffn_sublayer_is_the_course_residual_block():
 def test_ffn_sublayer_computes_what_the_residual_block_computes(norm):
     torch.manual_seed(0)
     sublayer = transformer.FeedForwardSublayer(16, norm)
-    reference = blocks.ResidualBlock(16, norm=norm)
+    reference = blocks.LayerNormResidualBlock(16, norm=norm)
     reference.load_state_dict(sublayer.state_dict())
     x = _x()
     torch.testing.assert_close(sublayer(x), reference(x), rtol=0, atol=0)

@@ -7,7 +7,7 @@ from matplotlib.figure import Figure
 from utils import validation
 from utils.validation import (check_array, check_axes, check_bool, check_callable, check_choice, check_cost,
                               check_figure, check_float, check_int, check_module, check_sequence, check_tensor,
-                              check_text, describe, invalid)
+                              check_text, describe_value, invalid)
 
 
 def test_check_int_accepts_numpy_integers_and_returns_int():
@@ -71,13 +71,13 @@ def test_invalid_words_every_message_the_same_way():
     assert isinstance(invalid("x", "a tensor", None, error=TypeError), TypeError)
 
 
-def test_describe_shows_values_shapes_and_types():
-    assert describe(None) == "None" and describe(2.5) == "2.5" and describe(np.int64(3)) == "3"
-    assert describe("30") == "'30'"
-    assert describe(np.ones((2, 3, 4))) == "an array of shape (2, 3, 4)"
-    assert describe(torch.ones(2, 3)) == "a float32 tensor of shape (2, 3)"
-    assert describe(object()) == "a object" and describe(len) == "the function len"
-    assert describe("x" * 100) == "'" + "x" * 36 + "..."
+def test_describe_value_shows_values_shapes_and_types():
+    assert describe_value(None) == "None" and describe_value(2.5) == "2.5" and describe_value(np.int64(3)) == "3"
+    assert describe_value("30") == "'30'"
+    assert describe_value(np.ones((2, 3, 4))) == "an array of shape (2, 3, 4)"
+    assert describe_value(torch.ones(2, 3)) == "a float32 tensor of shape (2, 3)"
+    assert describe_value(object()) == "a object" and describe_value(len) == "the function len"
+    assert describe_value("x" * 100) == "'" + "x" * 36 + "..."
 
 
 def test_check_bool_and_check_text():

@@ -7,7 +7,7 @@ import pytest
 
 from benchmarks import widget_sweep
 from utils import plotting
-from utils.widgets import STILL_DPI, LivePlot, accepts, default_grid, describe_figure, from_metadata
+from utils.widgets import _STILL_DPI, LivePlot, accepts, default_grid, _describe_figure, from_metadata
 
 
 def _draw(fig, depth, norm="pre"):
@@ -181,7 +181,7 @@ def test_from_metadata_rebuilds_a_plot_and_refuses_anything_else():
     with pytest.raises(ValueError, match="utils.<module>:<function>"):
         from_metadata({"factory": "os:system", "kwargs": {}})
     with pytest.raises(TypeError, match="must be a function that returns a LivePlot"):
-        from_metadata({"factory": "utils.blocks:draw_block", "kwargs": {"fig": plotting.empty_figure()}})
+        from_metadata({"factory": "utils.blocks:draw_block", "kwargs": {"fig": plotting._empty_figure()}})
     with pytest.raises(TypeError, match="kwargs"):
         from_metadata({"factory": "utils.blocks:block_plot", "kwargs": [1]})
 
@@ -247,11 +247,11 @@ def test_each_static_widget_shows_the_direct_draw_of_the_setting_its_controls_sh
     assert len(plot.static_grid()) == 2 ** len(plot.controls)
     for setting in plot.static_grid():
         image, caption = _follow_links(plot, static, setting).children
-        fig = plotting.empty_figure(*plot.size)
+        fig = plotting._empty_figure(*plot.size)
         text = plot.draw(fig, **setting)
-        assert bytes(image.value) == plotting.figure_small_png(fig, dpi=STILL_DPI), (name, setting)
+        assert bytes(image.value) == plotting.figure_small_png(fig, dpi=_STILL_DPI), (name, setting)
         assert caption.value == f"<pre>{html.escape(text)}</pre>"
-        assert image.tooltip == describe_figure(fig, text) and len(image.tooltip) > 40
+        assert image.tooltip == _describe_figure(fig, text) and len(image.tooltip) > 40
     assert {type(widget).__name__ for widget in _tree(static)} <= KERNEL_FREE
     state = json.dumps(static.embed_state())
     assert all(link.model_id in state for link in static.links)

@@ -23,6 +23,10 @@ from torch import nn
 from .validation import (check_array, check_bool, check_choice, check_cost, check_figure, check_float, check_int,
                          check_module, check_tensor, check_text, invalid)
 
+__all__ = ["NORM_POSITIONS", "REZERO", "block_numbers", "check_scale", "LayerNormResidualBlock",
+           "LayerNormPlainBlock", "ReZeroBlock", "make_block", "make_stack", "draw_std_through_stack", "output_stats",
+           "DEMO_SEED", "demo_input", "demo_block", "draw_block", "block_plot"]
+
 NORM_POSITIONS = ("pre", "post")
 REZERO = "rezero"
 
@@ -62,7 +66,7 @@ def check_scale(scale):
     return check_float("scale", scale)
 
 
-class ResidualBlock(nn.Module):
+class LayerNormResidualBlock(nn.Module):
     """y = x + s * F(LN(x)) (``norm="pre"``) or y = LN(x + s * F(x)) (``norm="post"``).
 
     ``scale`` is a fixed number (1.0 by default) or ``"rezero"``: a learnable scalar
@@ -108,15 +112,15 @@ class ResidualBlock(nn.Module):
         return f"d={self.d}, norm={self.norm_position!r}, scale={scale!r}"
 
 
-class PlainBlock(nn.Module):
-    """The same layers as ``ResidualBlock`` in sequence, with no skip path:
+class LayerNormPlainBlock(nn.Module):
+    """The same layers as ``LayerNormResidualBlock`` in sequence, with no skip path:
     y = Linear(4d, d)(GELU(Linear(d, 4d)(LN(x))))."""
 
     def __init__(self, d: int):
         super().__init__()
         self.d = _check_d(d)
         self.norm = nn.LayerNorm(self.d)
-        self.fc1 = nn.Linear(self.d, 4 * self.d)  # created first, as in ResidualBlock
+        self.fc1 = nn.Linear(self.d, 4 * self.d)  # created first, as in LayerNormResidualBlock
         self.act = nn.GELU()
         self.fc2 = nn.Linear(4 * self.d, self.d)
 
@@ -130,13 +134,13 @@ class PlainBlock(nn.Module):
 
 class ReZeroBlock(nn.Module):
     """ReZero as Bachlechner et al. (2020) publish it: y = x + alpha * F(x) with the same
-    branch F and a learnable alpha that starts at 0, and **no LayerNorm**. (``ResidualBlock``
+    branch F and a learnable alpha that starts at 0, and **no LayerNorm**. (``LayerNormResidualBlock``
     with ``scale="rezero"`` adds the same gate to a normed block: a ReZero-style hybrid.)"""
 
     def __init__(self, d: int):
         super().__init__()
         self.d = _check_d(d)
-        self.fc1 = nn.Linear(self.d, 4 * self.d)  # created first, as in ResidualBlock
+        self.fc1 = nn.Linear(self.d, 4 * self.d)  # created first, as in LayerNormResidualBlock
         self.act = nn.GELU()
         self.fc2 = nn.Linear(4 * self.d, self.d)
         self.alpha = nn.Parameter(torch.zeros(()))
@@ -150,14 +154,14 @@ class ReZeroBlock(nn.Module):
 
 
 def make_block(d: int, *, residual: bool = True, norm: str = "pre", scale=1.0) -> nn.Module:
-    """One block: ``ResidualBlock(d, norm, scale)`` or, with ``residual=False``,
-    ``PlainBlock(d)`` (a plain block has no skip path, so ``norm`` and ``scale`` are
+    """One block: ``LayerNormResidualBlock(d, norm, scale)`` or, with ``residual=False``,
+    ``LayerNormPlainBlock(d)`` (a plain block has no skip path, so ``norm`` and ``scale`` are
     checked but do not apply)."""
     if check_bool("residual", residual):
-        return ResidualBlock(d, norm=norm, scale=scale)
+        return LayerNormResidualBlock(d, norm=norm, scale=scale)
     check_choice("norm", norm, NORM_POSITIONS)
     check_scale(scale)
-    return PlainBlock(d)
+    return LayerNormPlainBlock(d)
 
 
 def make_stack(depth: int, d: int, *, residual: bool = True, norm: str = "pre", scale=1.0) -> nn.Sequential:
@@ -165,9 +169,6 @@ def make_stack(depth: int, d: int, *, residual: bool = True, norm: str = "pre", 
     a reproducible stack). The stack every depth experiment in the course uses."""
     depth = check_int("depth", depth, minimum=1)
     check_cost({"depth": depth, "d": _check_d(d)}, _stack_cost, what="the weights of every block")
-    check_bool("residual", residual)
-    check_choice("norm", norm, NORM_POSITIONS)
-    check_scale(scale)
     return nn.Sequential(*(make_block(d, residual=residual, norm=norm, scale=scale) for _ in range(depth)))
 
 
@@ -222,21 +223,21 @@ def output_stats(block: nn.Module, x: torch.Tensor) -> dict:
         }
 
 
-DEMO_D = 128
+_DEMO_D = 128
 DEMO_SEED = 0
 
 
 def demo_input() -> torch.Tensor:
     """Notebook 05's random input: 64 token vectors of width 128, standard normal (seed 1)."""
-    return torch.randn(64, DEMO_D, generator=torch.Generator().manual_seed(DEMO_SEED + 1))
+    return torch.randn(64, _DEMO_D, generator=torch.Generator().manual_seed(DEMO_SEED + 1))
 
 
-def demo_block(norm: str = "pre", scale=1.0) -> ResidualBlock:
+def demo_block(norm: str = "pre", scale=1.0) -> LayerNormResidualBlock:
     """Notebook 05's block for one configuration, always with the same weights (built
     after seed 0 without touching the global random state)."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(DEMO_SEED)
-        return ResidualBlock(DEMO_D, norm=norm, scale=scale)
+        return LayerNormResidualBlock(_DEMO_D, norm=norm, scale=scale)
 
 
 @lru_cache(maxsize=32)

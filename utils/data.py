@@ -14,8 +14,10 @@ import torch
 
 from .validation import check_float, check_int, check_tensor, invalid
 
-N_CLASSES = 10
-N_FEATURES = 64
+__all__ = ["DigitsSplit", "load_digits_split"]
+
+_N_CLASSES = 10
+_N_FEATURES = 64
 
 
 @dataclass(frozen=True)
@@ -27,8 +29,8 @@ class DigitsSplit:
     y_train: torch.Tensor
     x_test: torch.Tensor
     y_test: torch.Tensor
-    n_classes: int = N_CLASSES
-    n_features: int = N_FEATURES
+    n_classes: int = _N_CLASSES
+    n_features: int = _N_FEATURES
 
     def __post_init__(self):
         check_int("n_classes", self.n_classes, minimum=2)

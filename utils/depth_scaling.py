@@ -17,39 +17,32 @@ import numpy as np
 import torch
 from torch import nn
 
-from .plotting import PALETTE, tidy_log_yaxis
+from .plotting import PALETTE, log_ticks
 from .recipes import DeepResidualMLP, build_deep_mlp
 from .training import _adam_run, _as_data, evaluate
-from .validation import check_cost, check_figure, check_float, check_int, check_module, check_sequence, invalid
+from .validation import check_cost, check_figure, check_float, check_int, check_sequence, invalid
 
-DEPTH_COLORS = (PALETTE[5], PALETTE[0], PALETTE[6])  # shallow to deep: light blue, blue, black
+__all__ = ["lr_sweep", "draw_lr_sweep", "first_step_change"]
+
+_DEPTH_COLORS = (PALETTE[5], PALETTE[0], PALETTE[6])  # shallow to deep: light blue, blue, black
 
 
-def branch_scaled_mlp(depth: int, alpha: float, *, seed: int = 0) -> DeepResidualMLP:
+def _branch_scaled_mlp(depth: int, alpha: float, *, seed: int = 0) -> DeepResidualMLP:
     """Notebook 11's He-initialised norm-free residual MLP of ``depth`` weight layers with
     every branch multiplied by the fixed number L^(-``alpha``)."""
-    alpha = check_float("alpha", alpha, minimum=0.0, maximum=2.0)
     model = build_deep_mlp(depth, "default", seed=seed)
     for block in model.blocks:
         block.multiplier = len(model.blocks) ** -alpha
     return model
 
 
-def train_adam(model, x, y, *, steps: int = 30, lr: float = 1e-3, batch_size: int = 64, seed: int = 0) -> list[float]:
+def _train_adam(model, x, y, *, steps: int = 30, lr: float = 1e-3, batch_size: int = 64, seed: int = 0) -> list[float]:
     """Train ``model`` in place with cross-entropy and Adam (betas 0.9 and 0.999, eps 1e-8,
     torch's defaults) on mini-batches drawn afresh each step from a generator seeded with
     ``seed``; return every step's mini-batch loss. A run stops at a non-finite loss. The
     update is written out, as ``training`` writes out SGD's: torch.optim's first step
     imports torch._dynamo (74 MiB and 1.6 CPU seconds, measured in utils/training.py)."""
-    check_module("model", model)
     x, y = _as_data(model, x, y)
-    steps = check_int("steps", steps, minimum=1)
-    lr = check_float("lr", lr, minimum=0.0, maximum=10.0)
-    batch_size = check_int("batch_size", batch_size, minimum=1, maximum=len(x))
-    seed = check_int("seed", seed, minimum=0)
-    weights = sum(p.numel() for p in model.parameters())
-    check_cost({"steps": steps}, lambda steps: (0.0, 6.0 * steps * batch_size * weights),
-               what=f"a forward and backward pass per step ({weights} weights, batch_size={batch_size})")
     generator = torch.Generator().manual_seed(seed)
     model.train()
 
@@ -62,7 +55,7 @@ def train_adam(model, x, y, *, steps: int = 30, lr: float = 1e-3, batch_size: in
 
 def lr_sweep(x, y, *, depths=(6, 18, 54), alphas=(0.5, 1.0), lrs=(1e-3, 4e-3, 1.6e-2, 6.4e-2), steps: int = 30,
              seeds=(0, 1), batch_size: int = 64, progress=None) -> dict:
-    """Train ``branch_scaled_mlp(depth, alpha, seed=seed)`` with ``train_adam`` for
+    """Train ``_branch_scaled_mlp(depth, alpha, seed=seed)`` with ``_train_adam`` for
     ``steps`` steps at every learning rate, and return ``{(alpha, depth): losses}``: the
     median over ``seeds`` of the loss on all of ``x, y`` after training, one per entry of
     ``lrs`` (inf for a run that diverged), each run on mini-batches of ``batch_size``.
@@ -85,8 +78,8 @@ def lr_sweep(x, y, *, depths=(6, 18, 54), alphas=(0.5, 1.0), lrs=(1e-3, 4e-3, 1.
             for lr in lrs:
                 finals = []
                 for seed in seeds:
-                    model = branch_scaled_mlp(depth, alpha, seed=seed)
-                    losses = train_adam(model, x, y, steps=steps, lr=lr, batch_size=batch_size, seed=seed)
+                    model = _branch_scaled_mlp(depth, alpha, seed=seed)
+                    losses = _train_adam(model, x, y, steps=steps, lr=lr, batch_size=batch_size, seed=seed)
                     final = evaluate(model, x, y)[0] if math.isfinite(losses[-1]) else math.inf
                     finals.append(final if math.isfinite(final) else math.inf)
                     if progress is not None:
@@ -116,7 +109,7 @@ def draw_lr_sweep(fig, sweep: dict, lrs, *, diverged: float = 10.0) -> str:
             values = np.asarray(sweep[alpha, depth], dtype=np.float64)
             if values.shape != lrs.shape:
                 raise invalid("lrs", f"one learning rate per loss ({values.size})", lrs)
-            color = DEPTH_COLORS[index % len(DEPTH_COLORS)]
+            color = _DEPTH_COLORS[index % len(_DEPTH_COLORS)]
             blown = ~(values <= diverged)
             ax.plot(lrs, np.where(blown, np.nan, values), "o-", color=color,
                     label=f"depth {depth} (L = {(depth - 2) // 2})")
@@ -126,7 +119,7 @@ def draw_lr_sweep(fig, sweep: dict, lrs, *, diverged: float = 10.0) -> str:
         ax.set_yscale("log")
         ax.set_xlabel("Adam learning rate")
         ax.set_title(f"branch multiplier L^-{alpha:g}" + (" (1/sqrt(L))" if alpha == 0.5 else " (1/L)" if alpha == 1 else ""))
-        tidy_log_yaxis(ax)
+        log_ticks(ax)
     axes[0].set_ylabel("training loss after the run")
     axes[0].legend(fontsize=9)
     return (f"loss above {diverged:g} (diverged, drawn as triangles): " + "; ".join(blown_runs) if blown_runs
@@ -136,13 +129,15 @@ def draw_lr_sweep(fig, sweep: dict, lrs, *, diverged: float = 10.0) -> str:
 def first_step_change(depth: int, alpha: float, x, y, *, lr: float = 1e-3, seed: int = 0) -> float:
     """How much one Adam step moves the network's output: ||f(w') - f(w)|| / ||f(w)||
     on inputs ``x`` after one step of learning rate ``lr`` on ``x, y``, computed in float64
-    for ``branch_scaled_mlp(depth, alpha, seed=seed)``. Adam's first step moves every
+    for ``_branch_scaled_mlp(depth, alpha, seed=seed)``. Adam's first step moves every
     weight by about ``lr`` (the sign of its gradient), whatever the gradient's size."""
-    model = branch_scaled_mlp(depth, alpha, seed=seed).double()
+    alpha = check_float("alpha", alpha, minimum=0.0, maximum=2.0)
+    lr = check_float("lr", lr, minimum=0.0, maximum=10.0)
+    model = _branch_scaled_mlp(depth, alpha, seed=seed).double()
     x, y = _as_data(model, x.double() if hasattr(x, "double") else x, y)
     with torch.no_grad():
         before = model(x)
-    train_adam(model, x, y, steps=1, lr=lr, batch_size=len(x), seed=seed)
+    _train_adam(model, x, y, steps=1, lr=lr, batch_size=len(x), seed=seed)
     with torch.no_grad():
         after = model(x)
     return float((after - before).norm() / before.norm())

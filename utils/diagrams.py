@@ -11,6 +11,8 @@ from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 from .plotting import PALETTE, RESIDUAL_COLOR
 from .validation import check_array, check_choice, check_text, invalid
 
+__all__ = ["BRANCH_COLOR", "draw_residual_block", "draw_block_arrows", "draw_transformer_block"]
+
 BRANCH_COLOR = PALETTE[2]  # green: the residual branch F and its output
 
 

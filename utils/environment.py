@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
+__all__ = ["DISTRIBUTION", "TESTED_PYTHON", "IMPORT_NAMES", "NOT_A_KERNEL", "SCRIPT_KERNEL", "FRONT_ENDS",
+           "NO_WIDGETS", "Report", "check"]
+
 DISTRIBUTION = "residual-course-utils"
 TESTED_PYTHON = "3.11"  # make test and make test-versions run Python 3.11 (binder/runtime.txt too)
 # Distribution name -> import name, where they differ.
@@ -31,7 +34,7 @@ FRONT_ENDS = ("Colab", "Binder", "VS Code", "JupyterLab", SCRIPT_KERNEL, NOT_A_K
 NO_WIDGETS = "sliders will not appear; the static pictures below each widget show its default state"
 
 
-def tested_ranges() -> dict[str, Requirement]:
+def _tested_ranges() -> dict[str, Requirement]:
     """The course's tested version ranges by distribution name (pyproject.toml's
     ``dependencies``, as installed); empty if the course package is not installed."""
     try:
@@ -46,22 +49,18 @@ def tested_ranges() -> dict[str, Requirement]:
     return ranges
 
 
-def installed_version(distribution: str) -> str | None:
+def _installed_version(distribution: str) -> str | None:
     """The installed version of ``distribution``, or None if it is not installed."""
-    if not isinstance(distribution, str):
-        raise TypeError(f"distribution must be a str, got {type(distribution).__name__}")
     try:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
         return None
 
 
-def detect_front_end(environ, modules, in_kernel: bool) -> str:
+def _detect_front_end(environ, modules, in_kernel: bool) -> str:
     """Which front end runs this kernel, from its environment variables and loaded modules:
     one of FRONT_ENDS. Colab loads ``google.colab``; mybinder.org sets ``BINDER_*`` variables;
     VS Code sets ``VSCODE_*``; a Jupyter server (JupyterLab, Notebook 7) sets ``JPY_SESSION_NAME``."""
-    if not hasattr(environ, "keys") or not hasattr(modules, "__contains__"):
-        raise TypeError("environ must be a mapping (os.environ) and modules a collection of names (sys.modules)")
     if "google.colab" in modules or "COLAB_RELEASE_TAG" in environ:
         return "Colab"
     if any(key.startswith("BINDER_") for key in environ):
@@ -75,21 +74,17 @@ def detect_front_end(environ, modules, in_kernel: bool) -> str:
     return SCRIPT_KERNEL
 
 
-def describe_range(tested: Requirement) -> str:
+def _describe_range(tested: Requirement) -> str:
     """A range as a reader says it: '1.26.4 to 2.4.6', or '2.13.0' for a single version."""
-    if not isinstance(tested, Requirement):
-        raise TypeError(f"tested must be a packaging Requirement, got {type(tested).__name__}")
     bounds = {spec.operator: spec.version for spec in tested.specifier}
     if "==" in bounds:
         return bounds["=="]
     return f"{bounds.get('>=', 'any')} to {bounds.get('<=', 'newest')}"
 
 
-def version_problem(name: str, version: str | None, tested: Requirement, on_colab: bool = False) -> str | None:
+def _version_problem(name: str, version: str | None, tested: Requirement, on_colab: bool = False) -> str | None:
     """The sentence for one library outside its tested range (None when it is inside). On Colab
     the advice is not to install another version: that breaks Colab's runtime."""
-    if not isinstance(tested, Requirement):
-        raise TypeError(f"tested must be a packaging Requirement, got {type(tested).__name__}")
     if version is None:
         return f"{name} is not installed: the cells that use it will fail; install {name}{tested.specifier}."
     try:
@@ -100,26 +95,22 @@ def version_problem(name: str, version: str | None, tested: Requirement, on_cola
         return None
     advice = (f"compare with the stored outputs, or use Binder (Colab's own {name} is best left as it is)"
               if on_colab else f"install {name}{tested.specifier}")
-    return (f"{name} {version} is outside the tested range ({describe_range(tested)}): if a cell fails or a printed "
+    return (f"{name} {version} is outside the tested range ({_describe_range(tested)}): if a cell fails or a printed "
             f"number differs from the text, {advice}.")
 
 
-def python_problem(version: str) -> str | None:
+def _python_problem(version: str) -> str | None:
     """The sentence for a Python other than the tested one (None for the tested one)."""
-    if not isinstance(version, str):
-        raise TypeError(f"version must be a str such as '3.11.7', got {type(version).__name__}")
     if ".".join(version.split(".")[:2]) == TESTED_PYTHON:
         return None
     return (f"Python {version} is not the tested {TESTED_PYTHON}: if a cell fails, use Python {TESTED_PYTHON} "
             "(make lab with it, or Binder).")
 
 
-def widget_problems(ipywidgets: str | None, front_end: str, lab_widgets: str | None) -> list[str]:
+def _widget_problems(ipywidgets: str | None, front_end: str, lab_widgets: str | None) -> list[str]:
     """Why widgets cannot work here, one sentence each (empty when they can). ``ipywidgets`` and
     ``lab_widgets`` (JupyterLab's widget extension, jupyterlab_widgets) are installed versions
     or None; ``front_end`` is one of FRONT_ENDS."""
-    if front_end not in FRONT_ENDS:
-        raise ValueError(f"front_end must be one of {', '.join(map(repr, FRONT_ENDS))}; got {front_end!r}")
     if ipywidgets is None:
         return [f"ipywidgets is not installed: {NO_WIDGETS}."]
     major = Version(ipywidgets).major
@@ -181,23 +172,23 @@ class Report:
 
 def check() -> Report:
     """Check this environment against the course's tested versions; see the module docstring."""
-    ranges = tested_ranges()
+    ranges = _tested_ranges()
     shell = sys.modules["IPython"].get_ipython() if "IPython" in sys.modules else None
-    front_end = detect_front_end(os.environ, sys.modules, in_kernel=hasattr(shell, "kernel"))
+    front_end = _detect_front_end(os.environ, sys.modules, in_kernel=hasattr(shell, "kernel"))
     problems, lines = [], []
     python = platform.python_version()
     lines.append(f"Python {python} (tested: {TESTED_PYTHON})")
-    problems.append(python_problem(python))
+    problems.append(_python_problem(python))
     if not ranges:
         problems.append(f"the course package ({DISTRIBUTION}) is not installed, so its tested ranges are "
                         "unknown: run `pip install -e .` in the course folder (make lab does).")
     for name, tested in ranges.items():
-        version = installed_version(name)
-        lines.append(f"{name} {version or 'missing'} (tested: {describe_range(tested)})")
-        problem = version_problem(name, version, tested, on_colab=front_end == "Colab")
+        version = _installed_version(name)
+        lines.append(f"{name} {version or 'missing'} (tested: {_describe_range(tested)})")
+        problem = _version_problem(name, version, tested, on_colab=front_end == "Colab")
         problems.append(problem if problem or version is None else _import_problem(name))
-    ipywidgets, lab_widgets = installed_version("ipywidgets"), installed_version("jupyterlab_widgets")
-    found = widget_problems(ipywidgets, front_end, lab_widgets)
+    ipywidgets, lab_widgets = _installed_version("ipywidgets"), _installed_version("jupyterlab_widgets")
+    found = _widget_problems(ipywidgets, front_end, lab_widgets)
     problems += found
     if found:
         widgets = "will not work here (see above)"

@@ -7,7 +7,7 @@ Two ways to measure one stack:
 
 * ``profile_stack`` runs any ``nn.Sequential`` with autograd keeping every layer's
   activation (simple; memory grows with depth times width squared for the weights).
-* ``streamed_profile`` never holds more than one block: ``WeightStream`` draws any
+* ``streamed_profile`` never holds more than one block: ``_WeightStream`` draws any
   block's weights on demand, and on the way back each block is drawn again to pass the
   gradient through it. A 1000-block stack of width 128 (132 million weights, 528 MB) so
   costs a few MB. Its draws are the same bits on every CPU and numeric backend, because
@@ -27,10 +27,14 @@ from torch import nn
 
 from . import plotting
 from .blocks import NORM_POSITIONS, REZERO, block_numbers, check_scale, make_block, make_stack
-from .validation import (check_bool, check_choice, check_cost, check_figure, check_float, check_int, check_module,
-                         check_sequence, check_tensor, invalid)
+from .validation import (check_bool, check_choice, check_cost, check_figure, check_float, check_int, check_sequence,
+                        check_tensor, invalid)
 
-METRICS = ("output_norm", "gradient_norm", "output_mean", "output_std")
+__all__ = ["REFERENCE_TABLE", "reference_setup", "reference_comparison", "format_table", "LayerProfile",
+           "profile_stack", "stack_from_stream", "probe", "streamed_profile", "depth_sweep", "draw_layer_profiles",
+           "draw_depth_sweep", "SCALE_CHOICES", "widget_profile", "draw_gradient_flow", "gradient_flow_plot"]
+
+_METRICS = ("output_norm", "gradient_norm", "output_mean", "output_std")
 
 # The reference computation printed in M. Brenndoerfer, Language AI Handbook, chapter 103
 # "Residual Connections", section "Practical Implementation" (2025): a seeded run of the
@@ -41,9 +45,9 @@ REFERENCE_TABLE = {
 }
 
 # The widget's fixed probe: width 128 as in the reference table, 16 token vectors.
-WIDGET_D = 128
-WIDGET_TOKENS = 16
-WIDGET_SEED = 0
+_WIDGET_D = 128
+_WIDGET_TOKENS = 16
+_WIDGET_SEED = 0
 
 
 def reference_setup() -> tuple[dict, dict]:
@@ -61,12 +65,10 @@ def reference_setup() -> tuple[dict, dict]:
     return {"plain": plain, "residual": residual}, {"plain": x_plain, "residual": x_residual}
 
 
-def output_metrics(stack: nn.Module, x: torch.Tensor) -> dict:
+def _output_metrics(stack: nn.Module, x: torch.Tensor) -> dict:
     """The four numbers of the reference table for one stack and input, with loss =
     output.sum(): output_norm, gradient_norm (of the loss with respect to ``x``),
     output_mean and output_std (torch's default, unbiased)."""
-    check_module("stack", stack)
-    check_tensor("x", x)
     x = x.detach().clone().requires_grad_(True)
     y = stack(x)
     (grad,) = torch.autograd.grad(y.sum(), x)
@@ -77,9 +79,9 @@ def output_metrics(stack: nn.Module, x: torch.Tensor) -> dict:
 
 def reference_comparison() -> dict:
     """Recompute the reference 30-block table (``reference_setup``; loss = output.sum()).
-    Returns ``{"plain": {...}, "residual": {...}}`` with the four metrics of ``METRICS``."""
+    Returns ``{"plain": {...}, "residual": {...}}`` with the four metrics of ``_METRICS``."""
     stacks, inputs = reference_setup()
-    return {name: output_metrics(stacks[name], inputs[name]) for name in ("plain", "residual")}
+    return {name: _output_metrics(stacks[name], inputs[name]) for name in ("plain", "residual")}
 
 
 def format_table(results: dict, *, reference: dict | None = None) -> str:
@@ -93,12 +95,12 @@ def format_table(results: dict, *, reference: dict | None = None) -> str:
         if not isinstance(table, dict):
             raise invalid(name, "a dict with keys 'plain' and 'residual' (see reference_comparison)", table,
                           error=TypeError)
-        if any(not isinstance(table.get(column), dict) or set(METRICS) - set(table[column]) for column in columns):
-            raise invalid(name, f"a dict with keys 'plain' and 'residual', each holding {', '.join(METRICS)}",
+        if any(not isinstance(table.get(column), dict) or set(_METRICS) - set(table[column]) for column in columns):
+            raise invalid(name, f"a dict with keys 'plain' and 'residual', each holding {', '.join(_METRICS)}",
                           sorted(map(str, table)))
     header = f"{'metric':<15}" + "".join(f"{c:>22}" for c in columns)
     lines = [header, "-" * len(header)]
-    for metric in METRICS:
+    for metric in _METRICS:
         cells = []
         for column in columns:
             cell = f"{results[column][metric]:.4f}"
@@ -176,7 +178,7 @@ def profile_stack(stack: nn.Sequential, x: torch.Tensor, upstream: torch.Tensor 
     return LayerProfile(np.array(grads), stats[:, 0].copy(), stats[:, 1].copy())
 
 
-class WeightStream:
+class _WeightStream:
     """The weights of blocks 1, 2, 3, ... of a stack of width ``d``, drawn on demand into
     one template block instead of held all at once (a 1000-block stack of width 128 would
     need 528 MB). Layer ``l`` has its own NumPy generator, seeded ``(seed, 1, l)``, so any
@@ -191,12 +193,7 @@ class WeightStream:
     every configuration; a float64 block gets the same float32 values, converted."""
 
     def __init__(self, d: int = 128, seed: int = 0, *, cache_layers: int = 0):
-        self.d = check_int("d", d, minimum=1)
-        self.seed = check_int("seed", seed, minimum=0)
-        self.cache_layers = check_int("cache_layers", cache_layers, minimum=0)
-        check_cost({"cache_layers": self.cache_layers, "d": self.d},
-                   lambda cache_layers, d: (8.0 * (cache_layers + 2) * block_numbers(d), 0.0),
-                   what="the weights of the cached layers")
+        self.d, self.seed, self.cache_layers = d, seed, cache_layers
         self._shapes = ((4 * self.d, self.d), (4 * self.d,), (self.d, 4 * self.d), (self.d,))
         self._fan_ins = (self.d, self.d, 4 * self.d, 4 * self.d)
         self._cache: dict[int, tuple[torch.Tensor, ...]] = {}
@@ -213,7 +210,6 @@ class WeightStream:
 
     def draw(self, layer: int) -> tuple[torch.Tensor, ...]:
         """Layer ``layer``'s ``(fc1.weight, fc1.bias, fc2.weight, fc2.bias)`` as new float32 tensors."""
-        layer = check_int("layer", layer, minimum=0)
         if layer in self._cache:
             return self._cache[layer]
         drawn = tuple(np.empty(shape, dtype=np.float32) for shape in self._shapes)
@@ -225,11 +221,8 @@ class WeightStream:
 
     @torch.no_grad()
     def load(self, block: nn.Module, layer: int) -> None:
-        """Give ``block`` (a ResidualBlock or PlainBlock of width d) the weights of layer
+        """Give ``block`` (a LayerNormResidualBlock or LayerNormPlainBlock of width d) the weights of layer
         ``layer`` (0 = first block); its LayerNorm keeps its initial scale 1 and shift 0."""
-        layer = check_int("layer", layer, minimum=0)
-        if getattr(block, "d", None) != self.d:
-            raise invalid("block", f"a block of width d={self.d}", block)
         if layer < self.cache_layers:
             values = self.draw(layer)
         else:  # drawn into the same scratch arrays every time: a 1000-block pass allocates nothing here
@@ -243,11 +236,11 @@ class WeightStream:
 
 
 def stack_from_stream(depth: int, d: int = 128, seed: int = 0, **config) -> nn.Sequential:
-    """``make_stack(depth, d, **config)`` holding the weights of ``WeightStream(d, seed)``:
+    """``make_stack(depth, d, **config)`` holding the weights of ``_WeightStream(d, seed)``:
     the whole stack that ``streamed_profile`` measures one block at a time, for checks
     (finite differences, autograd on the whole stack) at small depths."""
-    depth = check_int("depth", depth, minimum=1)
-    stream = WeightStream(d, seed)
+    depth, d, seed = check_int("depth", depth, minimum=1), check_int("d", d, minimum=1), check_int("seed", seed, minimum=0)
+    stream = _WeightStream(d, seed)
     with torch.random.fork_rng(devices=[]):
         stack = make_stack(depth, d, **config)
     for layer, block in enumerate(stack):
@@ -286,7 +279,7 @@ def _shortcut_step(block: nn.Module, shortcut: float):
     return lambda x: block(x) + (shortcut - 1.0) * x
 
 
-def _forward(block: nn.Module, step, weights: WeightStream, x: torch.Tensor, depth: int, *,
+def _forward(block: nn.Module, step, weights: _WeightStream, x: torch.Tensor, depth: int, *,
              after_layer=None) -> tuple[torch.Tensor, np.ndarray]:
     """The input and every layer's output of a streamed stack, ``step(block)`` with layer
     l's weights loaded into ``block``, as one (depth + 1, *x.shape) buffer (no heap
@@ -303,15 +296,15 @@ def _forward(block: nn.Module, step, weights: WeightStream, x: torch.Tensor, dep
 
 
 def streamed_profile(depth: int, d: int = 128, *, residual: bool = True, norm: str = "pre", scale=1.0,
-                     tokens: int = 16, seed: int = 0, weights: WeightStream | None = None,
+                     tokens: int = 16, seed: int = 0, weights: _WeightStream | None = None,
                      dtype: torch.dtype = torch.float32, shortcut: float = 1.0, nudge: float = 0.0) -> LayerProfile:
     """The ``LayerProfile`` of a stack like ``make_stack(depth, d, ...)`` whose block ``l``
-    has the weights ``WeightStream(d, seed).load`` gives it, for the input and upstream
+    has the weights ``_WeightStream(d, seed).load`` gives it, for the input and upstream
     gradient of ``probe(tokens, d, seed)``, holding one block at a time (memory
     independent of depth, apart from one ``tokens x d`` activation per layer). The loss is
     ``(output * g).sum()``, a random projection of the output, which every configuration
     feels (output.sum() does not: a post-norm output sums to zero over each token's
-    features whatever the input). Pass ``weights`` (a WeightStream for the same d and
+    features whatever the input). Pass ``weights`` (a _WeightStream for the same d and
     seed) to reuse drawn weights, and ``dtype=torch.float64`` to redo the arithmetic in
     double precision (same weights). ``shortcut`` multiplies the skip path of every
     pre-norm residual block: x -> shortcut * x + s F(LN(x)). ``nudge`` multiplies each
@@ -324,10 +317,10 @@ def streamed_profile(depth: int, d: int = 128, *, residual: bool = True, norm: s
     check_bool("residual", residual)
     check_choice("norm", norm, NORM_POSITIONS)
     check_scale(scale)
-    if weights is not None and not isinstance(weights, WeightStream):
-        raise invalid("weights", "a WeightStream or None", weights, error=TypeError)
+    if weights is not None and not isinstance(weights, _WeightStream):
+        raise invalid("weights", "a _WeightStream or None", weights, error=TypeError)
     if weights is not None and (weights.d, weights.seed) != (d, seed):
-        raise invalid("weights", f"a WeightStream for d={d}, seed={seed}",
+        raise invalid("weights", f"a _WeightStream for d={d}, seed={seed}",
                       fix=f"this one is for d={weights.d}, seed={weights.seed}")
     itemsize = 4 if dtype == torch.float32 else 8
     check_cost({"depth": depth, "d": d, "tokens": tokens},
@@ -343,7 +336,7 @@ def streamed_profile(depth: int, d: int = 128, *, residual: bool = True, norm: s
         noise = torch.from_numpy(np.random.default_rng([seed, 2]).standard_normal(tuple(x.shape))).to(dtype)
         x = x * (1.0 + nudge * noise)
     if weights is None:
-        weights = WeightStream(d, seed)
+        weights = _WeightStream(d, seed)
     # A template block of the right kind; built without touching the global random state.
     with torch.random.fork_rng(devices=[]):
         block = make_block(d, residual=residual, norm=norm, scale=scale).to(dtype)
@@ -390,7 +383,7 @@ def depth_sweep(depths, *, d: int = 128, norm: str = "pre", scale=1.0, tokens: i
                lambda depths, d, tokens: _profile_cost(depths, d, chains * tokens, itemsize=itemsize),
                what="the activations of every layer and the weight draws")
     x, g = (t.to(dtype) for t in probe(tokens, d, seed))
-    weights = WeightStream(d, seed)
+    weights = _WeightStream(d, seed)
     with torch.random.fork_rng(devices=[]):
         templates = {"plain": make_block(d, residual=False).to(dtype),
                      "residual": make_block(d, residual=True, norm=norm, scale=scale).to(dtype)}
@@ -491,13 +484,13 @@ SCALE_CHOICES = (("ReZero-style gate (learnable, 0 at init)", REZERO), ("0.1", 0
 # The first 128 layers' weights stay in memory once drawn (about 0.5 MB each, so up to 68 MB
 # once a learner has gone past depth 128; 17 MB at the notebook's depth 30): a depth step then
 # redraws without drawing its weights again, which was most of a step's time.
-_WIDGET_WEIGHTS = WeightStream(WIDGET_D, WIDGET_SEED, cache_layers=128)
+_WIDGET_WEIGHTS = _WeightStream(_WIDGET_D, _WIDGET_SEED, cache_layers=128)
 
 
 @lru_cache(maxsize=64)
 def _cached_profile(depth: int, residual: bool, norm: str, scale) -> LayerProfile:
-    return streamed_profile(depth, WIDGET_D, residual=residual, norm=norm, scale=scale,
-                            tokens=WIDGET_TOKENS, seed=WIDGET_SEED, weights=_WIDGET_WEIGHTS)
+    return streamed_profile(depth, _WIDGET_D, residual=residual, norm=norm, scale=scale,
+                            tokens=_WIDGET_TOKENS, seed=_WIDGET_SEED, weights=_WIDGET_WEIGHTS)
 
 
 def widget_profile(depth: int, residual: bool, norm: str, scale) -> LayerProfile:
@@ -507,31 +500,25 @@ def widget_profile(depth: int, residual: bool, norm: str, scale) -> LayerProfile
     check_bool("residual", residual)
     norm = check_choice("norm", norm, NORM_POSITIONS)
     scale = check_scale(scale)
-    check_cost({"depth": depth}, lambda depth: _profile_cost(depth, WIDGET_D, WIDGET_TOKENS, itemsize=4),
+    check_cost({"depth": depth}, lambda depth: _profile_cost(depth, _WIDGET_D, _WIDGET_TOKENS, itemsize=4),
                what="the activations of every layer and the weight draws")
     if not residual:
         norm, scale = "pre", 1.0
     return _cached_profile(depth, residual, norm, scale)
 
 
-def describe(residual: bool, norm: str, scale) -> str:
+def _configuration_name(residual: bool, norm: str, scale) -> str:
     """A short name of one configuration, e.g. 'residual, pre-norm, scale 1.0'."""
-    check_choice("norm", norm, NORM_POSITIONS)
-    scale = check_scale(scale)
-    if not check_bool("residual", residual):
+    if not residual:
         return "plain (no skip path; norm position and scale do not apply)"
     scale_text = "ReZero-style gate (alpha = 0 at init)" if scale == REZERO else f"scale {scale:g}"
     return f"residual, {norm}-norm, {scale_text}"
 
 
-def summary_text(profile: LayerProfile, residual: bool, norm: str, scale) -> str:
+def _summary_text(profile: LayerProfile, residual: bool, norm: str, scale) -> str:
     """The widget's small table: gradient and activation numbers of one profile, with a
     note where a number has a special meaning (identity at init, overflow)."""
-    if not isinstance(profile, LayerProfile):
-        raise invalid("profile", "a LayerProfile (from widget_profile or streamed_profile)", profile,
-                      error=TypeError)
-    configuration = describe(residual, norm, scale)
-    scale = check_scale(scale)
+    configuration = _configuration_name(residual, norm, scale)
     gain = profile.gain
     finite = np.isfinite(profile.grad_norm).all() and np.isfinite(profile.act_std).all()
     rows = [
@@ -556,23 +543,15 @@ def summary_text(profile: LayerProfile, residual: bool, norm: str, scale) -> str
     return "\n".join(lines)
 
 
-def _plain_log_ticks(ax, values) -> None:
-    """Log-axis ticks as plain text without minor ticks (much faster to draw than the
-    default mathtext labels): powers of ten over a wide range, a few round numbers when
-    the values span less than a factor of 20, and at least a factor of 2 in view so a
-    flat line sits in the middle with labelled ticks around it."""
+def _log_ticks_around(ax, values) -> None:
+    """``plotting.log_ticks`` with at least a factor of 2 in view, so a flat line sits in
+    the middle with labelled ticks around it."""
     clipped, _, _ = plotting.log_safe(values)
     low, high = float(np.nanmin(clipped)), float(np.nanmax(clipped))
     if high / low < 2:
         middle = math.sqrt(low * high)
         ax.set_ylim(middle / 1.5, middle * 1.5)
-    low, high = ax.get_ylim()
-    if high / low < 20:
-        plotting.plain_log_ticks(ax)
-        return
-    ax.yaxis.set_major_locator(ticker.LogLocator(base=10, numticks=8))
-    ax.yaxis.set_major_formatter(ticker.FuncFormatter(plotting.short_number))
-    ax.yaxis.set_minor_locator(ticker.NullLocator())
+    plotting.log_ticks(ax)
 
 
 def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = "pre", scale=1.0) -> str:
@@ -580,6 +559,7 @@ def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = 
     axis, under/overflow marked); returns the summary table (with activation stds)."""
     check_figure("fig", fig)
     profile = widget_profile(depth, residual, norm, scale)
+    scale = check_scale(scale)
     color = plotting.RESIDUAL_COLOR if residual else plotting.PLAIN_COLOR
     # Fixed margins, few ticks with plain labels and a fixed title position: constrained
     # layout, mathtext log labels and automatic title placement would make each redraw slower.
@@ -594,10 +574,10 @@ def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = 
     ax.set_xlabel("layer (0 = input)")
     ax.set_ylabel("|grad at layer| / |grad at output|")
     ax.xaxis.set_major_locator(ticker.MaxNLocator(nbins=5, integer=True))  # fewer ticks, faster redraws
-    _plain_log_ticks(ax, profile.gain)
+    _log_ticks_around(ax, profile.gain)
     if under or over:  # only then is there something for a legend to explain
         ax.legend(loc="best", fontsize=8)
-    return summary_text(profile, residual, norm, scale)
+    return _summary_text(profile, residual, norm, scale)
 
 
 def gradient_flow_plot(depth: int = 30, residual: bool = True, norm: str = "pre", scale=1.0):

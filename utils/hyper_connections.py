@@ -20,12 +20,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from .blocks import ResidualBlock
-from .plotting import PALETTE, plot_log_safe, tidy_log_yaxis
+from .blocks import LayerNormResidualBlock
+from .plotting import PALETTE, plot_log_safe, log_ticks
 from .validation import check_bool, check_cost, check_figure, check_float, check_int, check_tensor, invalid
 
-HC_COLOR = PALETTE[1]  # unconstrained hyper-connections
-MHC_COLOR = PALETTE[2]  # doubly stochastic (Sinkhorn) hyper-connections
+__all__ = ["sinkhorn", "mixing_matrices", "composite_gain", "hyper_stack", "draw_composite_gain"]
+
+_HC_COLOR = PALETTE[1]  # unconstrained hyper-connections
+_MHC_COLOR = PALETTE[2]  # doubly stochastic (Sinkhorn) hyper-connections
 
 
 def sinkhorn(matrix: torch.Tensor, iterations: int = 20) -> torch.Tensor:
@@ -98,18 +100,16 @@ def composite_gain(matrices) -> np.ndarray:
     return np.array(gains)
 
 
-class HyperConnectionLayer(nn.Module):
+class _HyperConnectionLayer(nn.Module):
     """One layer X <- H X + F(LN(mean of the streams)) added to every stream, on X of
-    shape (..., n, d). F is the course's pre-LN block branch (``blocks.ResidualBlock``:
+    shape (..., n, d). F is the course's pre-LN block branch (``blocks.LayerNormResidualBlock``:
     LayerNorm, Linear(d, 4d), GELU, Linear(4d, d))."""
 
     def __init__(self, mixing: torch.Tensor, d: int):
         super().__init__()
-        _check_matrices([mixing], "mixing")
-        d = check_int("d", d, minimum=1)
         self.register_buffer("mixing", mixing.detach().clone())
         self.d = d
-        self.block = ResidualBlock(d, norm="pre")
+        self.block = LayerNormResidualBlock(d, norm="pre")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         check_tensor("x", x, last_dim=self.d)
@@ -131,7 +131,7 @@ def hyper_stack(depth: int, *, streams: int = 4, d: int = 32, spread: float = 0.
                what="the branch weights of every layer")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        return nn.Sequential(*(HyperConnectionLayer(m, d) for m in matrices)).double()
+        return nn.Sequential(*(_HyperConnectionLayer(m, d) for m in matrices)).double()
 
 
 def draw_composite_gain(fig, gains: dict) -> str:
@@ -148,13 +148,13 @@ def draw_composite_gain(fig, gains: dict) -> str:
         values = np.asarray(values, dtype=np.float64)
         if values.ndim != 1 or values.size == 0:
             raise invalid("gains", "arrays of one gain per layer", values)
-        color = (HC_COLOR, MHC_COLOR)[index] if index < 2 else PALETTE[3 + index % 4]
+        color = (_HC_COLOR, _MHC_COLOR)[index] if index < 2 else PALETTE[3 + index % 4]
         plot_log_safe(ax, np.arange(1, values.size + 1), values, color=color, label=str(label))
         notes.append(f"{label}: {values[-1]:.3g} after {values.size} layers")
     ax.axhline(1.0, color="0.4", ls="--", lw=1, label="identity (gain 1)")
     ax.set_xlabel("layers L")
     ax.set_ylabel("largest row sum of |H_L ... H_1|")
     ax.set_title("The skip path's gain: unconstrained mixing compounds, doubly stochastic stays at 1")
-    tidy_log_yaxis(ax)
+    log_ticks(ax)
     ax.legend(loc="upper left", fontsize=9)
     return "; ".join(notes)

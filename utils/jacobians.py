@@ -10,13 +10,17 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from .numpy_block import forward
-from .plotting import (PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, legend_below, plain_log_ticks, plot_log_safe,
-                       tidy_log_yaxis, use_fixed_margins)
+from .plotting import (PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, legend_below, log_ticks, plot_log_safe,
+                       use_fixed_margins)
 from .slopes import MAX_DEPTH, plotted_depths, text_table
 
 FIGURE_SIZE = {"width": 10.0, "height": 5.0}  # notebook 03's widget pictures: two panels, legend below
-from .validation import (check_array, check_axes, check_bool, check_callable, check_cost, check_figure, check_float,
-                         check_int, check_sequence, invalid)
+from .validation import (check_array, check_axes, check_callable, check_cost, check_figure, check_float, check_int,
+                        check_sequence, invalid)
+
+__all__ = ["FIGURE_SIZE", "branch_jacobian", "block_jacobian", "finite_difference_jacobian", "draw_unit_circle_image",
+           "random_layer_matrices", "product_singular_values", "draw_jacobian_products", "singular_values_plot",
+           "drift_table"]
 
 
 def branch_jacobian(x, w1, w2) -> np.ndarray:
@@ -98,14 +102,9 @@ def random_layer_matrices(depth, dim, *, seed=0) -> np.ndarray:
     return rng.normal(0.0, 1.0 / np.sqrt(dim), size=(depth, dim, dim))
 
 
-def layer_jacobians(matrices, *, scale, residual) -> np.ndarray:
+def _layer_jacobians(matrices, *, scale, residual) -> np.ndarray:
     """The layers' Jacobians built from ``matrices`` W (shape (depth, d, d)): s W for
     plain layers, I + s W for residual blocks, with s = ``scale`` the branch scale."""
-    matrices = check_array("matrices", matrices, ndim=3)
-    if matrices.shape[1] != matrices.shape[2]:
-        raise invalid("matrices", "square, of shape (depth, d, d)", matrices)
-    scale = check_float("scale", scale)
-    check_bool("residual", residual)
     jacobians = scale * matrices
     if residual:
         jacobians = jacobians + np.eye(matrices.shape[1])
@@ -167,16 +166,11 @@ def product_singular_values(jacobians, depths=None):
     return log_largest, log_smallest
 
 
-def format_log10(log10_value) -> str:
+def _format_log10(log10_value) -> str:
     """Print 10**``log10_value`` with two significant digits, even when it is far
     outside float64's range (e.g. 3.2e-412), and exactly 0 as 0."""
-    if isinstance(log10_value, bool) or not isinstance(log10_value, (int, float, np.floating, np.integer)):
-        raise invalid("log10_value", "a real number", log10_value, error=TypeError)
-    log10_value = float(log10_value)
     if log10_value == -np.inf:
         return "0"
-    if not np.isfinite(log10_value):
-        raise invalid("log10_value", "finite or -inf", log10_value)
     if -4 <= log10_value < 4:
         return f"{10 ** log10_value:.2g}"
     exponent = int(np.floor(log10_value))
@@ -186,17 +180,11 @@ def format_log10(log10_value) -> str:
     return f"{mantissa:.2g}e{exponent:+03d}"
 
 
-def power_of_ten(log10_values) -> np.ndarray:
+def _power_of_ten(log10_values) -> np.ndarray:
     """10**values as float64: what a plot can draw (0 or inf where out of range)."""
-    if log10_values is None or isinstance(log10_values, (str, bytes)):
-        raise invalid("log10_values", "numbers (base-10 logarithms; -inf means 0)", log10_values, error=TypeError)
-    try:
-        values = np.asarray(log10_values, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise invalid("log10_values", "numbers (base-10 logarithms; -inf means 0)", log10_values,
-                      error=TypeError) from None
+    values = np.asarray(log10_values, dtype=np.float64)
     with np.errstate(over="ignore", under="ignore"):
-        return np.power(10.0, check_array("log10_values", np.where(np.isneginf(values), -1e9, values)))
+        return np.power(10.0, np.where(np.isneginf(values), -1e9, values))
 
 
 def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
@@ -215,19 +203,16 @@ def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
     summary = []
     marker = "o" if depth == 1 else None  # a single depth: a dot, not an invisible line
     for residual, color, name in ((False, PLAIN_COLOR, "plain s·W"), (True, RESIDUAL_COLOR, "residual I + s·W")):
-        largest, smallest = product_singular_values(layer_jacobians(matrices, scale=scale, residual=residual),
+        largest, smallest = product_singular_values(_layer_jacobians(matrices, scale=scale, residual=residual),
                                                     depths=layers)
         for ax in (both, zoom) if residual else (both,):
-            plot_log_safe(ax, layers, power_of_ten(largest), color=color, label=f"{name}: largest", marker=marker)
-            plot_log_safe(ax, layers, power_of_ten(smallest), color=color, label=f"{name}: smallest", ls="--",
+            plot_log_safe(ax, layers, _power_of_ten(largest), color=color, label=f"{name}: largest", marker=marker)
+            plot_log_safe(ax, layers, _power_of_ten(smallest), color=color, label=f"{name}: smallest", ls="--",
                           marker=marker)
-        summary.append(f"{name.split()[0]} {format_log10(smallest[-1])} to {format_log10(largest[-1])}")
+        summary.append(f"{name.split()[0]} {_format_log10(smallest[-1])} to {_format_log10(largest[-1])}")
     for ax, title, ticks in ((both, "plain and residual", 6), (zoom, "residual only, zoomed in", 4)):
         ax.axhline(1.0, color="grey", lw=1, ls=":")
-        tidy_log_yaxis(ax)
-        low, high = sorted(ax.get_ylim())
-        if np.log10(high) - np.log10(low) < 2:  # else tidy_log_yaxis has labelled the decades
-            plain_log_ticks(ax)
+        log_ticks(ax)
         ax.set_xlabel("depth (number of layers)")
         ax.xaxis.set_major_locator(MaxNLocator(nbins=ticks, integer=True))  # few labels: a faster redraw
         ax.set_title(title, fontsize=11, y=1.01)  # a set height: no measuring of the ticks
@@ -275,7 +260,7 @@ def drift_table(depths=(10, 50, 200, 1000), scales=(0.01, 0.1, 1.0), *, dim=16, 
         cells = [str(depth)]
         for scale, residual in [*((s, True) for s in scales), (1 / np.sqrt(depth), True), (1.0, False)]:
             largest, smallest = product_singular_values(
-                layer_jacobians(matrices, scale=scale, residual=residual), depths=[depth])
-            cells.append(f"{format_log10(smallest[0])} to {format_log10(largest[0])}")
+                _layer_jacobians(matrices, scale=scale, residual=residual), depths=[depth])
+            cells.append(f"{_format_log10(smallest[0])} to {_format_log10(largest[0])}")
         rows.append(cells)
     return text_table(header, rows)

@@ -18,13 +18,14 @@ from torch import nn
 
 from .validation import check_cost, check_float, check_int, check_module, check_tensor, invalid
 
+__all__ = ["loss_surface"]
 
-def filter_normalised_direction(model, *, seed: int = 0) -> list[torch.Tensor]:
+
+def _filter_normalised_direction(model, *, seed: int = 0) -> list[torch.Tensor]:
     """One random direction in ``model``'s weight space, a tensor per parameter: Gaussian
     for every matrix (2-D or more), each row rescaled to the norm of that row of the
     weights; zero for vectors (biases, BatchNorm's scale and shift). ``seed`` fixes it."""
-    model = check_module("model", model)
-    generator = torch.Generator().manual_seed(check_int("seed", seed, minimum=0))
+    generator = torch.Generator().manual_seed(seed)
     direction = []
     for parameter in model.parameters():
         weights = parameter.detach()
@@ -60,8 +61,8 @@ def loss_surface(model, x, y, *, span: float = 1.0, points: int = 17, seed: int 
     weights = sum(p.numel() for p in model.parameters())
     check_cost({"points": points}, lambda points: (0.0, 2.0 * points ** 2 * len(x) * weights),
                what=f"{points}x{points} forward passes of the batch x")
-    first = filter_normalised_direction(model, seed=seed)
-    second = filter_normalised_direction(model, seed=seed + 1)
+    first = _filter_normalised_direction(model, seed=seed)
+    second = _filter_normalised_direction(model, seed=seed + 1)
     x, y = torch.as_tensor(x), torch.as_tensor(y)
     parameters = list(model.parameters())
     saved = [p.detach().clone() for p in parameters]

@@ -18,6 +18,8 @@ from .mlp import MLP
 from .training import evaluate
 from .validation import check_choice, check_cost, check_int, check_module, check_sequence, check_tensor, invalid
 
+__all__ = ["path_length_counts", "delete_blocks", "single_lesion_accuracies", "random_lesion_accuracies"]
+
 
 def path_length_counts(n_blocks: int) -> np.ndarray:
     """Number of paths of each length 0..n_blocks through ``n_blocks`` residual blocks.
@@ -63,13 +65,10 @@ def delete_blocks(model, blocks) -> MLP:
     return lesioned
 
 
-def delete_layers(model, layers) -> MLP:
+def _delete_layers(model, layers) -> MLP:
     """Return a plain ``model`` with the hidden layers at indices ``layers``
     (counted over all blocks, stem and head excluded) replaced by the identity; possible
     because every hidden layer maps width to width."""
-    model = _check_mlp(model)
-    if model.architecture != "plain":
-        raise ValueError("model must be a plain MLP to delete single layers; for a residual MLP use delete_blocks")
     per_block = len(model.blocks[0].layers) if len(model.blocks) else 1
     indices = _check_indices("layers", layers, per_block * len(model.blocks), "hidden layer")
     lesioned = _share(model)
@@ -94,7 +93,7 @@ def single_lesion_accuracies(model, x, y, *, unit: str = "block") -> np.ndarray:
     else:
         if model.architecture != "plain":
             raise ValueError("unit='layer' needs a plain model; use unit='block' for a residual one")
-        count, delete = sum(len(b.layers) for b in model.blocks), delete_layers
+        count, delete = sum(len(b.layers) for b in model.blocks), _delete_layers
     return np.array([evaluate(delete(model, [i]), x, y)[1] for i in range(count)])
 
 

@@ -16,6 +16,8 @@ from torch import nn
 
 from .validation import check_cost, check_int, check_tensor, invalid
 
+__all__ = ["crelu", "looks_linear", "LooksLinearMLP", "make_looks_linear_mlp"]
+
 
 def crelu(x: torch.Tensor) -> torch.Tensor:
     """Concatenated ReLU along the last dimension: [ReLU(x), ReLU(-x)], twice as wide."""

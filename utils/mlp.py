@@ -18,12 +18,15 @@ from torch import nn
 
 from .validation import check_choice, check_cost, check_int, check_module, check_tensor, invalid
 
-ARCHITECTURES = ("plain", "residual")
+__all__ = ["BatchNormPlainBlock", "BatchNormResidualBlock", "MLP", "make_mlp", "weight_layers",
+           "branch_to_skip_ratios"]
+
+_ARCHITECTURES = ("plain", "residual")
 
 
 def _check_size(architecture, depth, width, in_features, out_features, block_layers, *, minimum_depth=2) -> None:
     """The checks of every constructor here: names, ranges, and memory and time for the weights."""
-    check_choice("architecture", architecture, ARCHITECTURES)
+    check_choice("architecture", architecture, _ARCHITECTURES)
     block_layers = check_int("block_layers", block_layers, minimum=1, maximum=8)
     depth = check_int("depth", depth, minimum=minimum_depth)
     if (depth - 2) % block_layers and minimum_depth == 2:
@@ -45,7 +48,7 @@ def _layer(width: int) -> list[nn.Module]:
     return [nn.Linear(width, width, bias=False), nn.BatchNorm1d(width), nn.ReLU()]
 
 
-class PlainBlock(nn.Module):
+class BatchNormPlainBlock(nn.Module):
     """``block_layers`` layers (Linear, BatchNorm, ReLU) in sequence, no skip path."""
 
     def __init__(self, width: int, block_layers: int = 2):
@@ -59,7 +62,7 @@ class PlainBlock(nn.Module):
         return x
 
 
-class ResidualBlock(nn.Module):
+class BatchNormResidualBlock(nn.Module):
     """ReLU(x + F(x)) with F = the plain block's layers minus the last ReLU."""
 
     def __init__(self, width: int, block_layers: int = 2):
@@ -81,7 +84,7 @@ class MLP(nn.Module):
         _check_size(architecture, depth, width, in_features, out_features, block_layers)
         self.architecture = architecture
         self.depth = depth
-        block = ResidualBlock if architecture == "residual" else PlainBlock
+        block = BatchNormResidualBlock if architecture == "residual" else BatchNormPlainBlock
         self.stem = nn.Sequential(nn.Linear(in_features, width, bias=False), nn.BatchNorm1d(width), nn.ReLU())
         self.blocks = nn.ModuleList(block(width, block_layers) for _ in range((depth - 2) // block_layers))
         self.head = nn.Linear(width, out_features)

@@ -9,6 +9,8 @@ import numpy as np
 
 from .validation import check_array
 
+__all__ = ["BlockSteps", "relu", "forward"]
+
 
 class BlockSteps(NamedTuple):
     """Every intermediate value of one pass through the block, so a notebook can print

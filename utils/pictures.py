@@ -11,10 +11,10 @@ matplotlib is not thread-safe, so every picture is drawn under ``plotting.DRAWIN
 lock every rendering of the course holds: the background thread never draws while the
 kernel's own thread does. A move to a setting
 that is being drawn ahead at that moment waits for that drawing instead of starting anew.
-Settings whose picture took longer than SLOW_SECONDS are not drawn ahead of: there the
+Settings whose picture took longer than _SLOW_SECONDS are not drawn ahead of: there the
 learner sees the busy status anyway, and a jump elsewhere must not wait for a guess.
 
-Widgets draw into a ``RedrawFigure``, which hands a drawing the axes of the last one, emptied,
+Widgets draw into a ``_RedrawFigure``, which hands a drawing the axes of the last one, emptied,
 so a draw function stays a plain ``draw(fig, **values)`` that calls ``fig.subplots()``.
 """
 from __future__ import annotations
@@ -29,11 +29,12 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from .plotting import DRAWING
-from .validation import check_callable, check_choice, check_figure, check_float, check_int, invalid
 
-IDLE_SECONDS = 30.0  # a background thread with nothing to draw for this long ends
-SLOW_SECONDS = 0.5  # no drawing ahead from a setting whose picture took longer
-_ALL: "weakref.WeakSet[Pictures]" = weakref.WeakSet()
+__all__: list[str] = []  # the machinery behind widgets.LivePlot: nothing here is for notebooks
+
+_IDLE_SECONDS = 30.0  # a background thread with nothing to draw for this long ends
+_SLOW_SECONDS = 0.5  # no drawing ahead from a setting whose picture took longer
+_ALL: "weakref.WeakSet[_Pictures]" = weakref.WeakSet()
 
 
 @atexit.register
@@ -44,7 +45,7 @@ def _stop_drawing_ahead() -> None:
         pictures.stop()
 
 
-class RedrawFigure(Figure):
+class _RedrawFigure(Figure):
     """A figure a widget draws into again and again. ``start()`` before each drawing empties
     it; then ``subplots`` called as in the last drawing hands back the same axes, emptied
     of everything a drawing adds (curves, texts, legends, titles, labels, scales, limits),
@@ -54,8 +55,6 @@ class RedrawFigure(Figure):
     _kept = None  # (subplots' arguments, the axes it returned, every axes of the figure)
 
     def __init__(self, width: float = 7.0, height: float = 4.0):
-        width = check_float("width", width, minimum=1, maximum=30)
-        height = check_float("height", height, minimum=1, maximum=30)
         super().__init__(figsize=(width, height), layout="constrained")
 
     def start(self) -> None:
@@ -100,24 +99,19 @@ def _empty_axes(ax) -> None:
     ax.set_autoscale_on(True)
 
 
-def setting_key(values: dict) -> tuple:
+def _setting_key(values: dict) -> tuple:
     """A hashable name for a setting ``{keyword: value}``. Floats are rounded to 12
     significant digits, so 0.1 + 0.01 (a step computed here) and 0.11 (the browser's
     step) name one setting."""
-    if not isinstance(values, dict):
-        raise invalid("values", "a dict of control values by keyword", values, error=TypeError)
     tidy = lambda v: float(f"{v:.12g}") if isinstance(v, float) else v
     return tuple(sorted((name, tidy(value)) for name, value in values.items()))
 
 
-def nearby_values(control, direction: int = 1) -> list:
+def _nearby_values(control, direction: int = 1) -> list:
     """The values one move away from ``control``'s value, most likely first: a slider's
     next step in ``direction`` (+1 up, -1 down: the way it last moved), then the step back;
     the neighbouring options of a selection slider; every other option of a dropdown or
     toggle buttons; the other state of a checkbox. Empty for a control it does not know."""
-    if not isinstance(control, widgets.ValueWidget):
-        raise invalid("control", "an ipywidgets value widget", control, error=TypeError)
-    direction = check_choice("direction", direction, (1, -1))
     value = control.value
     if isinstance(control, (widgets.IntSlider, widgets.FloatSlider)):
         steps = (value + direction * control.step, value - direction * control.step)
@@ -134,15 +128,13 @@ def nearby_values(control, direction: int = 1) -> list:
     return []
 
 
-class Pictures:
+class _Pictures:
     """The pictures ``render(figure, values) -> picture`` gives, by setting: the last
     ``capacity`` of them kept, and any setting asked for with ``draw_ahead`` drawn in a
     background thread into ``spare_figure`` while the kernel is otherwise idle."""
 
     def __init__(self, render, spare_figure, *, capacity: int = 48):
-        check_callable("render", render, what="a function render(figure, values) -> picture")
-        check_figure("spare_figure", spare_figure)
-        self.capacity = check_int("capacity", capacity, minimum=1, maximum=10_000)
+        self.capacity = capacity
         self._render = render
         self._spare = spare_figure
         self._kept: OrderedDict = OrderedDict()
@@ -161,7 +153,7 @@ class Pictures:
         """The kept picture for ``values``, or None. If that setting is being drawn ahead
         right now, waits for it. Forgets the settings still waiting to be drawn ahead:
         the learner has moved, so those guesses are stale."""
-        key = setting_key(values)
+        key = _setting_key(values)
         with self._changed:
             self._wanted.clear()
             self._changed.notify_all()
@@ -175,7 +167,7 @@ class Pictures:
     def seconds(self, values: dict) -> float | None:
         """How long the kept picture for ``values`` took to draw (None if none is kept)."""
         with self._changed:
-            kept = self._kept.get(setting_key(values))
+            kept = self._kept.get(_setting_key(values))
         return None if kept is None else kept[1]
 
     def draw(self, figure, values: dict):
@@ -185,21 +177,19 @@ class Pictures:
             picture = self._render(figure, values)
             seconds = time.perf_counter() - start
         with self._changed:
-            self._keep(setting_key(values), picture, seconds)
+            self._keep(_setting_key(values), picture, seconds)
         return picture
 
     def draw_ahead(self, now: dict, settings: list[dict]) -> None:
         """Draw ``settings`` (the ones a learner may pick next from ``now``) in the background,
         in this order, replacing earlier requests; nothing if ``now`` was slow to draw."""
-        if not isinstance(settings, list) or not all(isinstance(s, dict) for s in settings):
-            raise invalid("settings", "a list of dicts of control values", settings, error=TypeError)
         seconds = self.seconds(now)
-        if seconds is None or seconds > SLOW_SECONDS:
+        if seconds is None or seconds > _SLOW_SECONDS:
             return
         with self._changed:
             if self._stopped:
                 return
-            self._wanted = [s for s in settings if setting_key(s) not in self._kept]
+            self._wanted = [s for s in settings if _setting_key(s) not in self._kept]
             if self._wanted and self._thread is None:
                 self._thread = threading.Thread(target=self._work, name="pictures-ahead", daemon=True)
                 self._thread.start()
@@ -208,13 +198,11 @@ class Pictures:
     def idle(self, timeout: float = 10.0) -> bool:
         """Wait (up to ``timeout`` seconds) until nothing is being or waiting to be drawn
         ahead; whether that happened. What tests and benchmarks synchronise on."""
-        timeout = check_float("timeout", timeout, minimum=0.0)
         with self._changed:
             return self._changed.wait_for(lambda: not self._wanted and self._drawing_ahead is None, timeout)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Draw nothing more ahead; wait (up to ``timeout`` seconds) for a picture in progress."""
-        timeout = check_float("timeout", timeout, minimum=0.0)
         with self._changed:
             self._stopped = True
             self._wanted.clear()
@@ -233,12 +221,12 @@ class Pictures:
         while True:
             with self._changed:
                 self._changed.notify_all()  # for idle(): this thread may have just run out of work
-                self._changed.wait_for(lambda: self._wanted or self._stopped, IDLE_SECONDS)
+                self._changed.wait_for(lambda: self._wanted or self._stopped, _IDLE_SECONDS)
                 if not self._wanted or self._stopped:
                     self._thread = None
                     return
                 values = self._wanted.pop(0)
-                key = setting_key(values)
+                key = _setting_key(values)
                 if key in self._kept:
                     continue
                 self._drawing_ahead = key

@@ -17,6 +17,10 @@ from matplotlib.figure import Figure
 
 from .validation import check_axes, check_bool, check_callable, check_figure, check_float, check_int, check_text, invalid
 
+__all__ = ["DRAWING", "PLAIN_COLOR", "RESIDUAL_COLOR", "PALETTE", "HOUSE_STYLE", "new_figure", "use_fixed_margins",
+           "legend_below", "log_ticks", "figure_small_png", "figure_svg", "show", "log_safe", "plot_log_safe",
+           "render"]
+
 # Okabe-Ito palette (Okabe & Ito 2008), safe for the common colour-vision deficiencies.
 # matplotlib is not thread-safe (shared fonts, rcParams), and widgets draw pictures ahead in a
 # background thread (utils/pictures.py): every rendering, in any thread, holds this lock.
@@ -28,8 +32,8 @@ PALETTE = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#0
 
 # Where a log axis stops. float64 reaches about 1e-308 and 1e308; we clip well inside,
 # because matplotlib pads a log axis by 5% of its decades and would itself overflow.
-LOG_FLOOR = 1e-200
-LOG_CEILING = 1e200
+_LOG_FLOOR = 1e-200
+_LOG_CEILING = 1e200
 
 HOUSE_STYLE = {
     "figure.facecolor": "white",
@@ -51,15 +55,15 @@ HOUSE_STYLE = {
 }
 
 
-def use_house_style() -> None:
+def _use_house_style() -> None:
     """Apply the course style to every later figure (called once on import)."""
     matplotlib.rcParams.update(HOUSE_STYLE)
 
 
-use_house_style()
+_use_house_style()
 
 
-def empty_figure(width: float = 7.0, height: float = 4.0) -> Figure:
+def _empty_figure(width: float = 7.0, height: float = 4.0) -> Figure:
     """A ``width`` x ``height`` inch figure outside pyplot (so nothing leaks between widget
     redraws), with constrained layout and no axes yet: the one place the course makes a
     figure (``new_figure``, ``render`` and ``widgets.LivePlot`` all start here)."""
@@ -69,11 +73,11 @@ def empty_figure(width: float = 7.0, height: float = 4.0) -> Figure:
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 7.0, height: float = 4.0):
-    """Return ``(fig, axes)``: an ``empty_figure`` with ``nrows x ncols`` axes; ``axes`` is
+    """Return ``(fig, axes)``: an ``_empty_figure`` with ``nrows x ncols`` axes; ``axes`` is
     one Axes when both are 1."""
     nrows = check_int("nrows", nrows, minimum=1, maximum=6)
     ncols = check_int("ncols", ncols, minimum=1, maximum=6)
-    fig = empty_figure(width, height)
+    fig = _empty_figure(width, height)
     axes = fig.subplots(nrows, ncols, squeeze=True)
     return fig, axes
 
@@ -116,62 +120,24 @@ def legend_below(fig: Figure, *, ncols: int = 2, fontsize: float = 8.0, xlabel_i
                ncols=ncols, fontsize=fontsize, frameon=False, borderaxespad=0.2)
 
 
-def tidy_log_yaxis(ax, *, max_ticks: int = 7, exponent_labels: bool = False) -> None:
-    """Label a log y axis at round decades only (1e-100, 1e-50, 1, 1e+50, ...: a stride
-    of 1, 2 or 5 times a power of ten), in plain text and without minor ticks: readable
-    when values span hundreds of decades, and about a fifth faster to redraw than
-    matplotlib's math-text labels. With ``exponent_labels`` every label reads 1e+NN, so
-    one axis never mixes 1000, 1e4 and 1e+07, and even a narrow axis gets labels.
+def log_ticks(ax, low: float | None = None, high: float | None = None, *, max_ticks: int = 7,
+              exponent_labels: bool = False) -> None:
+    """The course's one way to label a log y axis: plain text and no minor ticks, which reads
+    well and redraws about a fifth faster than matplotlib's math-text labels. Two decades or
+    more in view: round decades only (a stride of 1, 2 or 5 times a power of ten, at most
+    ``max_ticks``), so values spanning hundreds of decades stay readable. Fewer: round plain
+    numbers, 1-2-5 steps (0.2, 0.5, 1, 2), 1-9 steps when fewer than three of those fit, even
+    steps (1, 1.25, 1.5) below a factor of two. ``exponent_labels`` labels every decade 1e+NN
+    (one format per axis, even on a narrow one). With ``low`` and ``high`` (the data's range)
+    the plain ticks may sit up to 1.5x outside it and the limits widen to show them.
     Call it after the y limits are final."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, LogFormatter, NullLocator
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogFormatter, MaxNLocator, NullLocator
 
     check_axes("ax", ax)
     check_bool("exponent_labels", exponent_labels)
     max_ticks = check_int("max_ticks", max_ticks, minimum=2, maximum=20)
     if ax.get_yscale() != "log":
-        raise ValueError("ax must have a log y axis (ax.set_yscale('log')) before tidy_log_yaxis")
-    low, high = (float(np.log10(limit)) for limit in sorted(ax.get_ylim()))
-    first, last = int(np.ceil(low)), int(np.floor(high))
-    if exponent_labels and last < first:  # less than one decade in view: label its ends
-        ax.yaxis.set_major_locator(FixedLocator([10 ** low, 10 ** high]))
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _position: f"{value:.1e}"))
-        ax.yaxis.set_minor_locator(NullLocator())
-        return
-    if not exponent_labels and last - first < 2:  # two decades or fewer: matplotlib's labels read better
-        return
-    span = last - first
-    stride = next(s * 10 ** p for p in range(4) for s in (1, 2, 5) if span / (s * 10 ** p) < max_ticks)
-    exponents = np.arange(int(np.ceil(first / stride)) * stride, last + 1, stride)
-    ax.yaxis.set_major_locator(FixedLocator(10.0 ** exponents))
-    if exponent_labels:
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _position: f"{value:.0e}" if value > 0 else ""))
-    else:
-        ax.yaxis.set_major_formatter(LogFormatter(labelOnlyBase=False))
-    ax.yaxis.set_minor_locator(NullLocator())
-
-
-def short_number(value: float, _position=None) -> str:
-    """Tick label in plain text: 0.5, 2, 1.25, and 1e8 or 1e-6 outside 0.001-10000 (no
-    mathtext, no '+', no leading zeros)."""
-    value = check_float("value", value)
-    if value == 0 or 1e-3 <= abs(value) < 1e4:
-        return f"{value:g}"
-    mantissa, exponent = f"{value:.0e}".split("e")
-    return f"{mantissa}e{int(exponent)}"
-
-
-def plain_log_ticks(ax, low: float | None = None, high: float | None = None) -> None:
-    """Label a narrow log y axis (less than about two decades, e.g. 0.36 to 2.1) with plain
-    numbers at round values, instead of matplotlib's sparse math-text labels: 1-2-5 steps
-    (0.2, 0.5, 1, 2); 1-9 steps when fewer than three of those fit; even steps (1, 1.25,
-    1.5) when the axis spans less than a factor of two. No minor ticks. Without ``low`` and
-    ``high`` the ticks fall inside the current limits; with them (the data's range) they
-    may sit up to 1.5x outside it, and the limits widen to show every tick."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
-
-    check_axes("ax", ax)
-    if ax.get_yscale() != "log":
-        raise ValueError("ax must have a log y axis (ax.set_yscale('log')) before plain_log_ticks")
+        raise ValueError("ax must have a log y axis (ax.set_yscale('log')) before log_ticks")
     if (low is None) != (high is None):
         raise ValueError("give both low and high (the data's range), or neither")
     widen = low is not None
@@ -179,25 +145,42 @@ def plain_log_ticks(ax, low: float | None = None, high: float | None = None) -> 
         low, high = check_float("low", low, minimum=0.0), check_float("high", high, minimum=0.0)
         if not 0 < low <= high:
             raise ValueError(f"need 0 < low <= high, got low={low}, high={high}")
-        first, last = low / 1.5, high * 1.5
-    else:
-        first, last = sorted(ax.get_ylim())
-    exponents = range(int(np.floor(np.log10(first))), int(np.ceil(np.log10(last))) + 1)
-    ticks = []
-    for steps in ((1, 2, 5), range(1, 10)):
-        ticks = [m * 10.0 ** e for e in exponents for m in steps if first <= m * 10.0 ** e <= last]
-        if len(ticks) >= 3:
-            break
-    else:
-        ticks = [t for t in MaxNLocator(nbins=5).tick_values(first, last) if first <= t <= last]
-    ax.yaxis.set_major_locator(FixedLocator(ticks))
-    ax.yaxis.set_major_formatter(FuncFormatter(short_number))
     ax.yaxis.set_minor_locator(NullLocator())
-    if widen and ticks:
-        ax.set_ylim(min(low, ticks[0]) * 0.9, max(high, ticks[-1]) * 1.1)  # every tick in view
+    lowest, highest = (low / 1.5, high * 1.5) if widen else sorted(ax.get_ylim())
+    bottom, top = float(np.log10(lowest)), float(np.log10(highest))
+    first, last = int(np.ceil(bottom)), int(np.floor(top))
+    if exponent_labels and last < first:  # less than one decade in view: label its ends
+        ax.yaxis.set_major_locator(FixedLocator([10 ** bottom, 10 ** top]))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _position: f"{value:.1e}"))
+    elif exponent_labels or last - first >= 2:
+        stride = next(s * 10 ** p for p in range(4) for s in (1, 2, 5) if (last - first) / (s * 10 ** p) < max_ticks)
+        exponents = np.arange(int(np.ceil(first / stride)) * stride, last + 1, stride)
+        ax.yaxis.set_major_locator(FixedLocator(10.0 ** exponents))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _position: f"{value:.0e}" if value > 0 else "")
+                                     if exponent_labels else LogFormatter(labelOnlyBase=False))
+    else:
+        exponents = range(int(np.floor(bottom)), int(np.ceil(top)) + 1)
+        for steps in ((1, 2, 5), range(1, 10)):
+            ticks = [m * 10.0 ** e for e in exponents for m in steps if lowest <= m * 10.0 ** e <= highest]
+            if len(ticks) >= 3:
+                break
+        else:
+            ticks = [t for t in MaxNLocator(nbins=5).tick_values(lowest, highest) if lowest <= t <= highest]
+        ax.yaxis.set_major_locator(FixedLocator(ticks))
+        ax.yaxis.set_major_formatter(FuncFormatter(_short_number))
+        if widen and ticks:
+            ax.set_ylim(min(low, ticks[0]) * 0.9, max(high, ticks[-1]) * 1.1)  # every tick in view
 
 
-def figure_png(fig: Figure) -> bytes:
+def _short_number(value: float, _position=None) -> str:
+    """Tick label in plain text: 0.5, 2, 1.25, and 1e8 or 1e-6 outside 0.001-10000."""
+    if value == 0 or 1e-3 <= abs(value) < 1e4:
+        return f"{value:g}"
+    mantissa, exponent = f"{value:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def _figure_png(fig: Figure) -> bytes:
     """Render ``fig`` to PNG bytes (what the notebook stores and the browser shows)."""
     check_figure("fig", fig)
     buffer = io.BytesIO()
@@ -208,7 +191,7 @@ def figure_png(fig: Figure) -> bytes:
 
 def figure_small_png(fig: Figure, *, dpi: float = 72, colors: int = 32) -> bytes:
     """Render ``fig`` to a small PNG: at ``dpi`` and with a palette of ``colors`` colours,
-    a quarter of the bytes of ``figure_png`` and still sharp, for pages that hold hundreds
+    a quarter of the bytes of ``_figure_png`` and still sharp, for pages that hold hundreds
     of pictures (a static widget's). The same figure always gives the same bytes."""
     from PIL import Image
 
@@ -225,21 +208,21 @@ def figure_small_png(fig: Figure, *, dpi: float = 72, colors: int = 32) -> bytes
     return small.getvalue()
 
 
-SVG_RASTER_DPI = 100  # artists drawn with rasterized=True: one dot per pixel at the size a figure is shown
+_SVG_RASTER_DPI = 100  # artists drawn with rasterized=True: one dot per pixel at the size a figure is shown
 # matplotlib's font (DejaVu Sans, free to share) cut down to ASCII, Latin-1, Greek letters,
 # dashes, quotes, arrows, the minus sign and a few operators, as a 15 kB WOFF file; a character
 # outside them still shows, in the browser's next font. tests/test_plotting.py rebuilds it with
 # fontTools and checks it against the font matplotlib uses (so the kernel never loads fontTools,
-# 16 MB). SVG_FONT_CHARACTERS says which characters it holds.
-SVG_FONT_FILE = Path(__file__).with_name("dejavu_sans_subset.woff")
-SVG_FONT_CHARACTERS = ((0x20, 0x7E), (0xA0, 0xFF), (0x391, 0x3C9), (0x2010, 0x2027), (0x2190, 0x2194),
+# 16 MB). _SVG_FONT_CHARACTERS says which characters it holds.
+_SVG_FONT_FILE = Path(__file__).with_name("dejavu_sans_subset.woff")
+_SVG_FONT_CHARACTERS = ((0x20, 0x7E), (0xA0, 0xFF), (0x391, 0x3C9), (0x2010, 0x2027), (0x2190, 0x2194),
                        (0x2212, 0x2212), (0x221A, 0x221E), (0x2248, 0x2248), (0x2260, 0x2265))
 
 
 @functools.cache
 def _svg_font_style() -> str:
     """A CSS rule that makes the font travel inside each SVG (read once per kernel)."""
-    data = base64.b64encode(SVG_FONT_FILE.read_bytes()).decode("ascii")
+    data = base64.b64encode(_SVG_FONT_FILE.read_bytes()).decode("ascii")
     return (f'<style type="text/css">@font-face {{font-family: "DejaVu Sans"; '
             f'src: url(data:font/woff;base64,{data}) format("woff");}}</style>')
 
@@ -250,11 +233,11 @@ def figure_svg(fig: Figure) -> str:
     matplotlib's own font embedded in the SVG (so every browser draws the same letters as
     the stored PNGs, where the font is not installed too): a third faster than drawing each
     letter as a path, and half the bytes. Artists marked ``rasterized=True`` (thousands of
-    points) come in as one picture at SVG_RASTER_DPI."""
+    points) come in as one picture at _SVG_RASTER_DPI."""
     check_figure("fig", fig)
     buffer = io.StringIO()
     with DRAWING, matplotlib.rc_context({"svg.fonttype": "none"}):
-        fig.savefig(buffer, format="svg", dpi=SVG_RASTER_DPI)
+        fig.savefig(buffer, format="svg", dpi=_SVG_RASTER_DPI)
     return buffer.getvalue().replace("<defs>", "<defs>" + _svg_font_style(), 1)
 
 
@@ -262,10 +245,10 @@ def show(fig: Figure) -> None:
     """Display ``fig`` as a PNG in the notebook (works without pyplot's inline backend)."""
     from IPython.display import Image, display
 
-    display(Image(data=figure_png(fig), format="png"))
+    display(Image(data=_figure_png(fig), format="png"))
 
 
-def log_safe(values, *, floor: float = LOG_FLOOR, ceiling: float = LOG_CEILING):
+def log_safe(values, *, floor: float = _LOG_FLOOR, ceiling: float = _LOG_CEILING):
     """Prepare positive magnitudes for a log axis without lying about them.
 
     Returns ``(clipped, underflow, overflow)``: values below ``floor`` (including exact
@@ -304,10 +287,10 @@ def plot_log_safe(ax, x, values, *, color: str, label: str, **line_kwargs) -> tu
     ax.plot(x, clipped, color=color, label=label, **line_kwargs)
     if underflow.any():
         ax.plot(x[underflow], clipped[underflow], "v", color=color, mfc="none", ms=7,
-                label=f"{label}: below {LOG_FLOOR:.0e} or 0 (underflow), clipped")
+                label=f"{label}: below {_LOG_FLOOR:.0e} or 0 (underflow), clipped")
     if overflow.any():
         ax.plot(x[overflow], clipped[overflow], "^", color=color, mfc="none", ms=7,
-                label=f"{label}: above {LOG_CEILING:.0e} or inf (overflow), clipped")
+                label=f"{label}: above {_LOG_CEILING:.0e} or inf (overflow), clipped")
     ax.set_yscale("log")
     return int(underflow.sum()), int(overflow.sum())
 
@@ -317,7 +300,7 @@ def render(draw, *, width: float = 7.0, height: float = 4.0, **params) -> None:
     returns: the static picture of a widget's default state. Returns None, so a notebook
     cell ending in it stores nothing extra (nbval ignores a trailing ``;``)."""
     check_callable("draw", draw, what="a function draw(fig, **params) -> text")
-    fig = empty_figure(width, height)
+    fig = _empty_figure(width, height)
     with DRAWING:
         text = draw(fig, **params)
         show(fig)

@@ -11,6 +11,8 @@ from tqdm.auto import tqdm
 
 from .validation import check_int, check_text
 
+__all__ = ["progress_bar"]
+
 BAR_FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt}"  # l_bar: "description: 100%|"
 
 

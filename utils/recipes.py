@@ -26,9 +26,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from .plotting import PALETTE, log_safe, plot_log_safe, tidy_log_yaxis, use_fixed_margins
-from .validation import (check_axes, check_choice, check_cost, check_figure, check_float, check_int, check_module,
-                         check_tensor, check_text, invalid)
+from .plotting import PALETTE, log_safe, plot_log_safe, log_ticks, use_fixed_margins
+from .validation import (check_choice, check_cost, check_figure, check_float, check_int, check_module, check_tensor,
+                        check_text, invalid)
+
+__all__ = ["RECIPES", "deepnorm_constants", "branches", "NormFreeBlock", "DeepResidualMLP", "build_deep_mlp",
+           "signal_at_init", "draw_losses", "draw_signal", "signal_plot"]
 
 RECIPES = ("default", "scaled", "init-only", "rezero", "fixup")
 
@@ -168,7 +171,7 @@ def signal_at_init(model: DeepResidualMLP, x: torch.Tensor, *, seed: int = 0) ->
 
 
 # Not the plain colour, and not green: the course's diagrams draw the residual branch F in green.
-RECIPE_COLORS = {"default": PALETTE[6], "scaled": PALETTE[5], "init-only": PALETTE[3], "rezero": PALETTE[0],
+_RECIPE_COLORS = {"default": PALETTE[6], "scaled": PALETTE[5], "init-only": PALETTE[3], "rezero": PALETTE[0],
                  "fixup": PALETTE[4]}
 
 
@@ -185,15 +188,12 @@ def _losses(name: str, losses) -> np.ndarray:
     return values
 
 
-def plot_losses(ax, losses, *, color: str, label: str) -> str:
+def _plot_losses(ax, losses, *, color: str, label: str) -> str:
     """Draw a training-loss curve on a log axis. A run that ended in NaN or inf keeps its
     finite part, and its last step gets an open triangle at the top edge of the axes,
     annotated with what happened ("NaN at step 2"), instead of vanishing or being drawn at
     an invented value. Returns a short note: the last loss, or the step at which the run
     blew up."""
-    check_axes("ax", ax)
-    check_text("color", color)
-    check_text("label", label)
     values = _losses("losses", losses)
     steps = np.arange(1, values.size + 1)
     finite = np.isfinite(values)
@@ -228,10 +228,10 @@ def draw_losses(fig, histories: dict) -> str:
         _losses(f"histories[{name!r}]", losses)
     everything, finite = fig.subplots(1, 2)
     for name, losses in histories.items():
-        plot_losses(everything, losses, color=RECIPE_COLORS.get(name, PALETTE[5]), label=name)
+        _plot_losses(everything, losses, color=_RECIPE_COLORS.get(name, PALETTE[5]), label=name)
     trained = {name: losses for name, losses in histories.items() if np.isfinite(losses).all()}
     for name, losses in trained.items():
-        plot_losses(finite, losses, color=RECIPE_COLORS.get(name, PALETTE[5]), label=name)
+        _plot_losses(finite, losses, color=_RECIPE_COLORS.get(name, PALETTE[5]), label=name)
     if not trained:
         finite.text(0.5, 0.5, "no run stayed finite", ha="center", va="center", transform=finite.transAxes)
     values = np.concatenate([np.asarray(v, dtype=np.float64) for v in histories.values()])
@@ -246,7 +246,7 @@ def draw_losses(fig, histories: dict) -> str:
         ax.set_xlabel("training step")
         ax.set_ylabel("training loss (cross-entropy)")
         if ax.get_yscale() == "log":
-            tidy_log_yaxis(ax, max_ticks=8, exponent_labels=True)
+            log_ticks(ax, max_ticks=8, exponent_labels=True)
     everything.legend(loc="upper right", fontsize=11)
     if trained:
         finite.legend(loc="upper right", fontsize=11)
@@ -285,7 +285,7 @@ def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x=None) -> str
         x = _first_digits()
     check_tensor("x", x, ndim=2, last_dim=64, shape_text="(n, 64), the input batch")
     forward, backward = _signal(recipe, depth, x)
-    color = RECIPE_COLORS[recipe]
+    color = _RECIPE_COLORS[recipe]
     index = np.arange(forward.size)
     ax = fig.subplots()
     use_fixed_margins(fig, left=0.11, right=0.985, bottom=0.115, top=0.93)  # constrained: a third slower
@@ -296,17 +296,17 @@ def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x=None) -> str
     ax.set_ylim(np.nanmin(shown) / 10, np.nanmax(shown) * 10)  # at least two labelled decades
     # Plain-text tick labels in one format (1e+06) instead of mathtext (10^6), no minor
     # ticks: several times faster to render, which keeps the widget inside its time budget.
-    tidy_log_yaxis(ax, max_ticks=8, exponent_labels=True)
+    log_ticks(ax, max_ticks=8, exponent_labels=True)
     ax.set_xlabel("after block (0 = stem)")
     ax.set_ylabel("root mean square")
     ax.legend(loc="lower center", fontsize=10)  # a fixed place: "best" is slow to compute
     finding = ("the signal overflows" if over_f or over_b
                else f"stream x{forward[-1] / forward[0]:.2g}, gradient x{backward[0] / backward[-1]:.2g}")
     ax.set_title(f"{recipe}, {depth} layers at initialisation: {finding}", fontsize=11, y=1.0)  # no placement search
-    describe = lambda a, over: (f"overflowed (inf or NaN) at {over} of {a.size} points" if over
+    overflow_text = lambda a, over: (f"overflowed (inf or NaN) at {over} of {a.size} points" if over
                                 else f"{a[0]:.3g} -> {a[-1]:.3g} (x{a[-1] / a[0]:.3g})")
-    return (f"forward, stem to last block: {describe(forward, over_f)}\n"
-            f"backward, last block to stem: {describe(backward[::-1], over_b)}")
+    return (f"forward, stem to last block: {overflow_text(forward, over_f)}\n"
+            f"backward, last block to stem: {overflow_text(backward[::-1], over_b)}")
 
 
 @lru_cache(maxsize=1)

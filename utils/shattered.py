@@ -11,8 +11,10 @@ import torch
 from torch import nn
 
 from .mlp import make_mlp
-from .validation import (check_array, check_cost, check_figure, check_float, check_int, check_module, check_sequence,
-                         check_tensor, invalid)
+from .validation import check_array, check_cost, check_figure, check_float, check_int, check_sequence, invalid
+
+__all__ = ["lag1_autocorrelation", "input_gradient_curve", "gradient_autocorrelation", "draw_gradient_curves",
+           "gradient_curves_plot"]
 
 
 def lag1_autocorrelation(values) -> float:
@@ -28,12 +30,10 @@ def lag1_autocorrelation(values) -> float:
     return float(centred[1:] @ centred[:-1] / energy)
 
 
-def freeze_batch_statistics(model: nn.Module, x: torch.Tensor) -> nn.Module:
+def _freeze_batch_statistics(model: nn.Module, x: torch.Tensor) -> nn.Module:
     """Set every BatchNorm layer's running mean and variance to the statistics of the
     batch ``x`` and switch ``model`` to eval mode. Then the network is a fixed function of
     each input on its own, so its input gradient is a well-defined curve."""
-    check_module("model", model)
-    check_tensor("x", x, ndim=2, shape_text="(n, features), a batch of inputs")
     norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
     saved = [m.momentum for m in norms]
     for m in norms:
@@ -70,7 +70,7 @@ def input_gradient_curve(architecture: str, depth: int, *, width: int = 200, n_i
                      block_layers=block_layers, seed=seed, dtype=torch.float64)
     model.requires_grad_(False)  # only dy/dx is wanted: backward then skips every weight gradient
     x = torch.linspace(low, high, n_inputs, dtype=torch.float64).unsqueeze(1)
-    freeze_batch_statistics(model, x)
+    _freeze_batch_statistics(model, x)
     # In eval mode each output depends on its own input only, so the inputs can go through in
     # chunks: same gradients, and the autograd graph (chunk x depth activations) stays small
     # for deep nets, while shallow ones take a single fast pass.

@@ -9,13 +9,16 @@ import numbers
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from .plotting import (PLAIN_COLOR, RESIDUAL_COLOR, legend_below, log_safe, plot_log_safe, tidy_log_yaxis,
+from .plotting import (PLAIN_COLOR, RESIDUAL_COLOR, legend_below, log_safe, plot_log_safe, log_ticks,
                        use_fixed_margins)
 from .validation import check_figure, check_float, check_int, check_sequence, invalid
 
+__all__ = ["MAX_DEPTH", "FIGURE_SIZE", "slope_products", "format_plain", "format_residual", "text_table",
+           "slope_table", "plotted_depths", "draw_slope_products", "slope_products_plot"]
+
 MAX_DEPTH = 100_000
 FIGURE_SIZE = {"width": 9.0, "height": 5.0}  # the widget pictures: the legend sits under the plot
-LEGEND_FONTSIZE = 11.0  # points: the course's smallest figure text, readable when projected
+_LEGEND_FONTSIZE = 11.0  # points: the course's smallest figure text, readable when projected
 
 
 def slope_products(slope, depth) -> np.ndarray:
@@ -79,7 +82,7 @@ def slope_table(depths=(1, 10, 20), *, plain_slope=0.5, edit=0.05) -> str:
     return text_table(header, rows)
 
 
-def factor_from_one(value) -> str:
+def _factor_from_one(value) -> str:
     """How far a product's size v is from 1 as a factor, max(v, 1/v), rounded *up* to two
     significant digits so that "within a factor F of 1" stays true: 2.65 and 0.36 are
     within a factor 2.8 of 1."""
@@ -100,7 +103,7 @@ def _fate(value: float) -> str:
         return "vanishing"
     if value > 1e3:
         return "exploding"
-    return _within(factor_from_one(value))
+    return _within(_factor_from_one(value))
 
 
 def _within(factor: str) -> str:
@@ -117,7 +120,7 @@ def _residual_summary(low: float, high: float) -> str:
     low, high = abs(low), abs(high)
     if _near_one(low) and _near_one(high):
         return (f"residual between {format_residual(low)} and {format_residual(high)} "
-                f"({_within(factor_from_one(max(low, 1.0 / low, high, 1.0 / high)))})")
+                f"({_within(_factor_from_one(max(low, 1.0 / low, high, 1.0 / high)))})")
     return (f"residual between {format_residual(low)} ({_fate(low)}) "
             f"and {format_residual(high)} ({_fate(high)})")
 
@@ -155,7 +158,7 @@ def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
     ax.fill_between(layers, log_safe(low)[0], log_safe(high)[0],
                     color=RESIDUAL_COLOR, alpha=0.12, lw=0)
     ax.axhline(1.0, color="grey", lw=1, ls=":")
-    tidy_log_yaxis(ax)
+    log_ticks(ax)
     ax.set_xlabel("depth (number of layers)")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("|product of slopes| (log scale)")
@@ -164,7 +167,7 @@ def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
     ax.set_title(f"After {depth} layers: plain {format_plain(plain[-1])}, "
                  f"residual {format_residual(low[-1])} to {format_residual(high[-1])}",
                  y=1.0)  # a set height: matplotlib's search for a free spot is a seventh of a redraw
-    legend_below(fig, ncols=2, fontsize=LEGEND_FONTSIZE)
+    legend_below(fig, ncols=2, fontsize=_LEGEND_FONTSIZE)
     return (f"depth {depth}: plain {format_plain(plain[-1])} ({_fate(abs(plain[-1]))}); "
             f"{_residual_summary(low[-1], high[-1])}.")
 

@@ -14,14 +14,16 @@ import os
 import sys
 from pathlib import Path
 
+__all__ = ["COURSE_THREADS", "LIBRARY_VARIABLES", "cpu_share", "thread_count", "fit_cpu_share"]
+
 # A teacher or hub sets this (a whole number of threads) to override the course's choice.
 COURSE_THREADS = "COURSE_THREADS"
 # What JupyterHub's spawners export when the hub sets c.Spawner.cpu_limit (in CPUs).
-HUB_CPU_LIMIT = "CPU_LIMIT"
+_HUB_CPU_LIMIT = "CPU_LIMIT"
 # Read by OpenMP (torch), MKL and OpenBLAS when they load.
 LIBRARY_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-CGROUP_ROOT = Path("/sys/fs/cgroup")
-PROC_CGROUP = Path("/proc/self/cgroup")
+_CGROUP_ROOT = Path("/sys/fs/cgroup")
+_PROC_CGROUP = Path("/proc/self/cgroup")
 
 
 def _cgroup_paths(proc_cgroup: Path) -> dict[str, str]:
@@ -52,12 +54,9 @@ def _quota(folder: Path) -> float | None:
     return None
 
 
-def cgroup_cpu_limit(root: str | os.PathLike = CGROUP_ROOT, proc_cgroup: str | os.PathLike = PROC_CGROUP) -> float | None:
+def _cgroup_cpu_limit(root: str | os.PathLike = _CGROUP_ROOT, proc_cgroup: str | os.PathLike = _PROC_CGROUP) -> float | None:
     """CPUs this process's cgroup quota allows (cgroup v1 or v2, the tightest on its path), or
     None without a quota: what a container's or Binder's CPU limit looks like from inside."""
-    for name, value in (("root", root), ("proc_cgroup", proc_cgroup)):
-        if not isinstance(value, (str, os.PathLike)):
-            raise TypeError(f"{name} must be a path, got {value!r}")
     root, proc_cgroup = Path(root), Path(proc_cgroup)
     if not proc_cgroup.is_file():
         return None
@@ -81,15 +80,15 @@ def cpu_share(environ=None) -> float:
     if not hasattr(environ, "get"):
         raise TypeError(f"environ must be a mapping of environment variables, got {environ!r}")
     share = float(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-    quota = cgroup_cpu_limit()
+    quota = _cgroup_cpu_limit()
     if quota is not None:
         share = min(share, quota)
-    hub = environ.get(HUB_CPU_LIMIT)
+    hub = environ.get(_HUB_CPU_LIMIT)
     if hub:
         try:
             share = min(share, float(hub))
         except ValueError:
-            raise ValueError(f"{HUB_CPU_LIMIT} must be a number of CPUs, got {hub!r}") from None
+            raise ValueError(f"{_HUB_CPU_LIMIT} must be a number of CPUs, got {hub!r}") from None
     return share
 
 

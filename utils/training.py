@@ -18,6 +18,8 @@ from torch import nn
 
 from .validation import check_cost, check_float, check_int, check_module, check_tensor, invalid
 
+__all__ = ["train", "evaluate", "weight_gradient_norms", "warmup_lr", "output_change"]
+
 
 def _as_data(model: nn.Module, x, y) -> tuple[torch.Tensor, torch.Tensor]:
     """Check inputs ``x`` (float, shape (n, features) as ``model``'s first Linear layer
@@ -155,7 +157,7 @@ def evaluate(model, x, y) -> tuple[float, float]:
     return loss, accuracy
 
 
-def layer_gradient_norms(model, x, y) -> list[float]:
+def weight_gradient_norms(model, x, y) -> list[float]:
     """Norm of the cross-entropy loss's gradient with respect to the weight of every
     Linear layer of ``model``, from input to output, for one batch ``x, y`` in training
     mode (BatchNorm with batch statistics, as in the first training step). Shows at a

@@ -12,7 +12,10 @@ import numpy as np
 from . import plotting
 from .validation import check_array, check_int, check_sequence, invalid
 
-ARCHITECTURE_COLORS = (("plain", plotting.PLAIN_COLOR), ("residual", plotting.RESIDUAL_COLOR))
+__all__ = ["loss_curves", "error_against_depth", "layer_gradients", "branch_ratios", "loss_surfaces",
+           "single_lesions", "random_lesions", "gradient_grid", "autocorrelation_by_depth"]
+
+_ARCHITECTURE_COLORS = (("plain", plotting.PLAIN_COLOR), ("residual", plotting.RESIDUAL_COLOR))
 
 
 def _chance(ax, level: float, label: str = "chance") -> None:
@@ -52,11 +55,11 @@ def loss_curves(runs: dict, depths, seeds, *, window: int = 10) -> None:
     runs = _check_dict("runs", runs, "training runs")
     depths, seeds = _whole_numbers("depths", depths, minimum=1), _whole_numbers("seeds", seeds, minimum=0)
     window = check_int("window", window, minimum=1)
-    for key in [(a, d, s) for a, _ in ARCHITECTURE_COLORS for d in depths for s in seeds]:
+    for key in [(a, d, s) for a, _ in _ARCHITECTURE_COLORS for d in depths for s in seeds]:
         check_array("runs", _entry("runs", _entry("runs", runs, key), "losses"), ndim=1)
     fig, axes = plotting.new_figure(1, len(depths), width=3.4 * len(depths), height=3.8)
     for ax, depth in zip(np.atleast_1d(axes), depths):
-        for architecture, color in ARCHITECTURE_COLORS:
+        for architecture, color in _ARCHITECTURE_COLORS:
             for seed in seeds:
                 curve = _moving_average(runs[architecture, depth, seed]["losses"], window)
                 ax.plot(np.arange(len(curve)) + window, curve, color=color, alpha=0.8, lw=1.5,
@@ -78,12 +81,12 @@ def error_against_depth(runs: dict, depths, seeds) -> None:
     median, like He et al.'s Figure 1; ``runs[...]["train"|"test"] = (loss, accuracy)``."""
     runs = _check_dict("runs", runs, "training runs")
     depths, seeds = _whole_numbers("depths", depths, minimum=1), _whole_numbers("seeds", seeds, minimum=0)
-    for key in [(a, d, s) for a, _ in ARCHITECTURE_COLORS for d in depths for s in seeds]:
+    for key in [(a, d, s) for a, _ in _ARCHITECTURE_COLORS for d in depths for s in seeds]:
         for split in ("train", "test"):
             check_array("runs", _entry("runs", _entry("runs", runs, key), split), shape=(2,))
     fig, axes = plotting.new_figure(1, 2, width=10, height=4)
     for ax, split in zip(axes, ("train", "test")):
-        for architecture, color in ARCHITECTURE_COLORS:
+        for architecture, color in _ARCHITECTURE_COLORS:
             errors = np.array([[100 * (1 - runs[architecture, d, s][split][1]) for s in seeds] for d in depths])
             for column in errors.T:
                 ax.plot(depths, column, "o", color=color, alpha=0.6, ms=5)
@@ -102,13 +105,13 @@ def layer_gradients(norms: dict, depth: int) -> None:
     holds one value per layer (stem first)."""
     norms = _check_dict("norms", norms, "gradient norms")
     depth = check_int("depth", depth, minimum=2)
-    for architecture, _ in ARCHITECTURE_COLORS:
+    for architecture, _ in _ARCHITECTURE_COLORS:
         values = _entry("norms", norms, architecture)
         if check_array("norms", values, ndim=1).shape != (depth,):
             raise invalid("norms", f"one value per weight layer, {depth} (depth) for {architecture}",
                           np.asarray(values))
     fig, ax = plotting.new_figure(width=7, height=4)
-    for architecture, color in ARCHITECTURE_COLORS:
+    for architecture, color in _ARCHITECTURE_COLORS:
         values = np.asarray(norms[architecture])
         plotting.plot_log_safe(ax, np.arange(1, len(values) + 1), values, color=color, label=f"{architecture}-{depth}")
     ax.set_xlabel(f"weight layer (1 = stem, {depth} = head)")
@@ -179,7 +182,7 @@ def single_lesions(lesions: dict, seeds) -> None:
     ``lesions[architecture, seed] = (intact accuracy, accuracies after each deletion)``."""
     lesions = _check_dict("lesions", lesions, "lesion results")
     seeds = _whole_numbers("seeds", seeds, minimum=0)
-    for key in [(a, s) for a, _ in ARCHITECTURE_COLORS for s in seeds]:
+    for key in [(a, s) for a, _ in _ARCHITECTURE_COLORS for s in seeds]:
         entry = _entry("lesions", lesions, key)
         if not isinstance(entry, (tuple, list)) or len(entry) != 2:
             raise invalid("lesions", "a dict of (intact accuracy, accuracies after each deletion) pairs", entry,
@@ -187,7 +190,7 @@ def single_lesions(lesions: dict, seeds) -> None:
         check_array("lesions", entry[0], ndim=0)
         check_array("lesions", entry[1], ndim=1)
     fig, axes = plotting.new_figure(1, 2, width=11, height=4)
-    for ax, (architecture, color), unit in zip(axes, ARCHITECTURE_COLORS[::-1], ("block", "hidden layer")):
+    for ax, (architecture, color), unit in zip(axes, _ARCHITECTURE_COLORS[::-1], ("block", "hidden layer")):
         for seed in seeds:
             intact, after = lesions[architecture, seed]
             ax.plot(np.arange(1, len(after) + 1), after, "o-", color=color, alpha=0.7, ms=4, lw=1,
@@ -230,7 +233,7 @@ def gradient_grid(curves: dict, rows, depths) -> None:
     ``curves[architecture, block_layers, depth] = (x, dy/dx, lag-1 autocorrelation)``."""
     curves = _check_dict("curves", curves, "gradient curves")
     rows = check_sequence("rows", rows, what="(architecture, block_layers, label) triples")
-    if not all(isinstance(row, (tuple, list)) and len(row) == 3 and row[0] in dict(ARCHITECTURE_COLORS)
+    if not all(isinstance(row, (tuple, list)) and len(row) == 3 and row[0] in dict(_ARCHITECTURE_COLORS)
                for row in rows):
         raise invalid("rows", "a list of (architecture, block_layers, label) triples, architecture "
                       "'plain' or 'residual'", rows, error=TypeError)
@@ -243,7 +246,7 @@ def gradient_grid(curves: dict, rows, depths) -> None:
     fig, axes = plotting.new_figure(len(rows), len(depths), width=10, height=2.4 * len(rows))
     axes = np.atleast_2d(axes)
     for r, (architecture, block_layers, label) in enumerate(rows):
-        color = dict(ARCHITECTURE_COLORS)[architecture]
+        color = dict(_ARCHITECTURE_COLORS)[architecture]
         for c, depth in enumerate(depths):
             x, grad, correlation = curves[architecture, block_layers, depth]
             ax = axes[r, c]
@@ -261,10 +264,10 @@ def autocorrelation_by_depth(autocorrelation: dict, depths) -> None:
     ``autocorrelation[architecture, depth]``."""
     autocorrelation = _check_dict("autocorrelation", autocorrelation, "autocorrelations")
     depths = _whole_numbers("depths", depths, minimum=1)
-    for key in [(a, d) for a, _ in ARCHITECTURE_COLORS for d in depths]:
+    for key in [(a, d) for a, _ in _ARCHITECTURE_COLORS for d in depths]:
         check_array("autocorrelation", _entry("autocorrelation", autocorrelation, key), ndim=0)
     fig, ax = plotting.new_figure(width=7, height=4)
-    for architecture, color in ARCHITECTURE_COLORS:
+    for architecture, color in _ARCHITECTURE_COLORS:
         ax.plot(depths, [autocorrelation[architecture, d] for d in depths], "o-", color=color, label=architecture)
     ax.axhline(0, color="black", ls="--", lw=1, label="white noise")
     ax.set_xscale("log")

@@ -3,7 +3,7 @@ visible, and the pre-LN against post-LN gradient measurement of notebook 10.
 
 A transformer block has two residual connections: one around self-attention and one
 around the feed-forward network (FFN). The FFN sublayer *is* the course's
-``utils.blocks.ResidualBlock``; the attention sublayer is wrapped the same way:
+``utils.blocks.LayerNormResidualBlock``; the attention sublayer is wrapped the same way:
 
 * pre-LN:  x <- x + Attn(LN(x)),       x <- x + FFN(LN(x))
 * post-LN: x <- LN(x + Attn(x)),       x <- LN(x + FFN(x))
@@ -21,11 +21,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from .blocks import NORM_POSITIONS, ResidualBlock
+from .blocks import NORM_POSITIONS, LayerNormResidualBlock
 from .validation import (check_array, check_bool, check_choice, check_cost, check_figure, check_float, check_int,
                          check_tensor, check_text, invalid)
 
 PLACEMENTS = NORM_POSITIONS + ("peri",)  # where a transformer block's normalisations sit
+
+__all__ = ["PLACEMENTS", "SelfAttention", "AttentionSublayer", "FeedForwardSublayer", "TransformerBlock",
+           "TinyTransformer", "residual_stream", "attention_logits", "adam_steps", "last_block_gradient",
+           "stream_growth", "draw_stream", "draw_gradient_vs_depth", "draw_variance"]
 
 
 def _block_numbers(d: int) -> int:
@@ -88,7 +92,7 @@ class SelfAttention(nn.Module):
 
 
 class AttentionSublayer(nn.Module):
-    """Self-attention wrapped like ``ResidualBlock``: x + Attn(LN(x)) (pre), LN(x + Attn(x))
+    """Self-attention wrapped like ``LayerNormResidualBlock``: x + Attn(LN(x)) (pre), LN(x + Attn(x))
     (post) or x + LN(Attn(LN(x))) (peri); ``rms_norm`` and ``qk_norm`` as in ``SelfAttention``."""
 
     def __init__(self, d: int, heads: int, norm: str = "pre", *, rms_norm: bool = False, qk_norm: bool = False):
@@ -109,8 +113,8 @@ class AttentionSublayer(nn.Module):
         return self.norm(out) if self.norm_position == "post" else out
 
 
-class FeedForwardSublayer(ResidualBlock):
-    """The course's ``ResidualBlock`` (4d hidden, GELU) as a transformer's FFN sublayer, with
+class FeedForwardSublayer(LayerNormResidualBlock):
+    """The course's ``LayerNormResidualBlock`` (4d hidden, GELU) as a transformer's FFN sublayer, with
     the same three placements and ``rms_norm`` option as ``AttentionSublayer``."""
 
     def __init__(self, d: int, norm: str = "pre", *, rms_norm: bool = False):
@@ -133,7 +137,7 @@ class FeedForwardSublayer(ResidualBlock):
 
 class TransformerBlock(nn.Module):
     """One transformer block of width ``d``: an attention sublayer with ``heads`` heads,
-    then the course's ``ResidualBlock`` as the feed-forward sublayer (4d hidden, GELU),
+    then the course's ``LayerNormResidualBlock`` as the feed-forward sublayer (4d hidden, GELU),
     both with the placement ``norm`` ("pre", "post" or "peri"), RMSNorm instead of
     LayerNorm with ``rms_norm``, QK-norm with ``qk_norm``. Input and output have shape
     (batch, tokens, d)."""
@@ -345,7 +349,7 @@ def draw_stream(fig, streams: dict, *, title: str | None = None) -> str:
     labelled with plain numbers (0.2, 0.5, 1, 2). ``title`` states the finding above the
     panels; without it, the title gives each stream's growth."""
     from .diagrams import BRANCH_COLOR
-    from .plotting import RESIDUAL_COLOR, plain_log_ticks
+    from .plotting import RESIDUAL_COLOR, log_ticks
 
     check_figure("fig", fig)
     if not isinstance(streams, dict) or not streams:
@@ -368,7 +372,7 @@ def draw_stream(fig, streams: dict, *, title: str | None = None) -> str:
                      f"last write/stream {stream['ratio'][-1]:.3f}")
     positive = [v for v in values if np.isfinite(v) and v > 0]
     if positive:  # plain-number ticks around the data's range
-        plain_log_ticks(axes[0], min(positive), max(positive))
+        log_ticks(axes[0], min(positive), max(positive))
     axes[0].set_ylabel("root mean square")
     axes[0].legend(loc="best")
     fig.suptitle(title if title is not None else "; ".join(

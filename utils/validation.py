@@ -14,6 +14,10 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+__all__ = ["MAX_BYTES", "OPERATIONS_PER_SECOND", "MAX_OPERATIONS", "describe_value", "invalid", "check_int",
+           "check_float", "check_bool", "check_text", "check_choice", "check_sequence", "check_callable",
+           "check_tensor", "check_module", "check_figure", "check_axes", "check_array", "check_cost"]
+
 # What one call may use. Binder gives a whole notebook 2 GB; half of it is left for Python,
 # torch and the notebook's other variables. A laptop core does about a billion simple
 # operations (a multiply-add, a random draw) a second; five minutes of that is far more
@@ -26,7 +30,7 @@ MAX_OPERATIONS = 300 * OPERATIONS_PER_SECOND
 _NOTHING = object()
 
 
-def describe(value) -> str:
+def describe_value(value) -> str:
     """A short description of ``value`` for an error message: the value itself for
     numbers, strings and None; the shape (and dtype) for arrays and tensors; else the type."""
     torch = sys.modules.get("torch")
@@ -56,7 +60,7 @@ def invalid(name: str, requirement: str, value=_NOTHING, *, fix: str | None = No
     ``raise invalid("depth", "at least 1", depth)``; ``error=TypeError`` for a wrong type."""
     message = f"{name} must be {requirement}"
     if value is not _NOTHING:
-        message += f", got {describe(value)}"
+        message += f", got {describe_value(value)}"
     if fix:
         message += f"; {fix}"
     return error(message)

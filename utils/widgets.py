@@ -28,12 +28,15 @@ import numpy as np
 from IPython.display import display
 
 from . import plotting
-from .pictures import Pictures, RedrawFigure, nearby_values, setting_key
+from .pictures import _Pictures, _RedrawFigure, _nearby_values, _setting_key
 from .validation import check_callable, check_float, check_int, check_text, invalid
 
-BUSY = "⏳ computing…"
-AHEAD = 4  # settings drawn ahead after each move: a slider's next steps, a choice's other options
-STILL_DPI = 72  # a static widget's pictures: sharp at their own size, half the pixels of the live plot's
+__all__ = ["SLIDERS", "CHOICES", "SWITCHES", "slider", "accepts", "default_grid", "StaticPlot", "LivePlot",
+           "from_metadata"]
+
+_BUSY = "⏳ computing…"
+_AHEAD = 4  # settings drawn ahead after each move: a slider's next steps, a choice's other options
+_STILL_DPI = 72  # a static widget's pictures: sharp at their own size, half the pixels of the live plot's
 SLIDERS = (widgets.IntSlider, widgets.FloatSlider)
 CHOICES = (widgets.Dropdown, widgets.ToggleButtons, widgets.RadioButtons, widgets.Select, widgets.SelectionSlider)
 SWITCHES = (widgets.Checkbox, widgets.ToggleButton)
@@ -158,7 +161,7 @@ class LivePlot:
         self.draw = draw
         self.controls = controls
         self.first = self.values()  # the setting the text discusses: a greyed control's stand-in
-        self.figure = RedrawFigure(*self.size)
+        self.figure = _RedrawFigure(*self.size)
         self.status = widgets.HTML(value="")
         pixels = round(self.size[0] * plotting.HOUSE_STYLE["figure.dpi"])  # as wide as the stored PNG of the same figure
         self.image = widgets.Image(format="svg+xml", layout=widgets.Layout(width=f"{pixels}px", max_width="100%",
@@ -166,7 +169,7 @@ class LivePlot:
         self.caption = widgets.HTML(value="")
         self.status.add_class("liveplot-status")
         self.caption.add_class("liveplot-caption")
-        self.pictures = Pictures(self._render, RedrawFigure(*self.size))
+        self.pictures = _Pictures(self._render, _RedrawFigure(*self.size))
         self.text = None
         self.last_seconds = None
         self.last_kept = None
@@ -192,7 +195,7 @@ class LivePlot:
         picture = self.pictures.find(values) if LivePlot.keep_pictures else None
         self.last_kept = picture is not None
         if picture is None:
-            self.status.value = BUSY
+            self.status.value = _BUSY
             picture = self.pictures.draw(self.figure, values)
         svg, self.text = picture
         # The text first: the page shows each message in order, so a new picture never sits
@@ -225,12 +228,12 @@ class LivePlot:
         static = {name: _static_control(self.controls[name], grids[name]) for name in names}
         self._draw_stills([self._stand_in(setting) for setting in self.static_grid()], processes)
         leaves, stacks, links = {}, {}, []
-        # One layout for every picture, shown at its own size (STILL_DPI): a page holds hundreds.
-        layout = widgets.Layout(width=f"{round(self.size[0] * STILL_DPI)}px", max_width="100%", height="auto")
+        # One layout for every picture, shown at its own size (_STILL_DPI): a page holds hundreds.
+        layout = widgets.Layout(width=f"{round(self.size[0] * _STILL_DPI)}px", max_width="100%", height="auto")
 
         def tree(level: int, setting: dict):
             if level == len(names):
-                key = setting_key(self._stand_in(setting))
+                key = _setting_key(self._stand_in(setting))
                 if key not in leaves:
                     png, text, alt = self._stills[key]
                     leaves[key] = widgets.VBox([widgets.Image(value=png, format="png", tooltip=alt, layout=layout),
@@ -256,7 +259,7 @@ class LivePlot:
     def _draw_stills(self, settings: list[dict], processes: int) -> None:
         """Draw the static picture of every setting not drawn yet, in forked processes (they
         inherit this plot, so nothing but settings and pictures crosses between them)."""
-        todo = list({setting_key(s): s for s in settings if setting_key(s) not in self._stills}.values())
+        todo = list({_setting_key(s): s for s in settings if _setting_key(s) not in self._stills}.values())
         if processes > 1 and len(todo) > 1 and "fork" in multiprocessing.get_all_start_methods():
             global _FORKED
             with plotting.DRAWING:  # no thread of this process is inside matplotlib while it forks
@@ -266,15 +269,15 @@ class LivePlot:
                 stills = pool.map(_forked_still, todo, chunksize=1)
         else:
             stills = [self._still(setting) for setting in todo]
-        self._stills.update((setting_key(s), still) for s, still in zip(todo, stills))
+        self._stills.update((_setting_key(s), still) for s, still in zip(todo, stills))
 
     def _still(self, setting: dict) -> tuple[bytes, str, str]:
         """The static picture of ``setting``: small PNG bytes, its text, and a text equivalent."""
-        self._still_figure = figure = self._still_figure or RedrawFigure(*self.size)
+        self._still_figure = figure = self._still_figure or _RedrawFigure(*self.size)
         with plotting.DRAWING:
             figure.start()
             text = self.draw(figure, **setting)
-            return plotting.figure_small_png(figure, dpi=STILL_DPI), text or "", describe_figure(figure, text)
+            return plotting.figure_small_png(figure, dpi=_STILL_DPI), text or "", _describe_figure(figure, text)
 
     def _grid_values(self, name: str) -> list:
         control = self.controls[name]
@@ -309,7 +312,7 @@ class LivePlot:
         self._grey_out()
         self.update()
         if LivePlot.keep_pictures:
-            self.pictures.draw_ahead(self.values(), self._next_settings(change["owner"], change["old"])[:AHEAD])
+            self.pictures.draw_ahead(self.values(), self._next_settings(change["owner"], change["old"])[:_AHEAD])
 
     def _next_settings(self, moved, previous) -> list[dict]:
         """Settings one move away from now, most likely first: the control just moved,
@@ -319,7 +322,7 @@ class LivePlot:
         order = sorted(self.controls.items(), key=lambda item: item[1] is not moved)
         return [{**now, name: value}
                 for name, control in order if not getattr(control, "disabled", False)
-                for value in nearby_values(control, -1 if down and control is moved else 1)]
+                for value in _nearby_values(control, -1 if down and control is moved else 1)]
 
     def _ipython_display_(self) -> None:
         display(self.widget)
@@ -367,14 +370,9 @@ def _static_control(control, values: list):
                          description=control.description, style=style)
 
 
-def describe_figure(fig, text=None) -> str:
+def _describe_figure(fig, text=None) -> str:
     """A text equivalent of a drawn figure, for a picture's tooltip or alt text: its titles,
     what each panel plots against what, and the draw function's ``text``."""
-    from .validation import check_figure
-
-    check_figure("fig", fig)
-    if text is not None and not isinstance(text, str):
-        raise invalid("text", "the text a draw function returned (a string or None)", text, error=TypeError)
     parts = [fig.get_suptitle()] if fig.get_suptitle() else []
     for ax in fig.axes:
         title = ax.get_title()

@@ -489,7 +489,7 @@ def parameter_leaves(module, prefix: str = "") -> dict:
 
 def show_input(value) -> str:
     """An exercise input as the learner sees it in a message: small arrays in full, big ones by
-    shape (unlike validation.describe, which names a bad argument in an error)."""
+    shape (unlike validation.describe_value, which names a bad argument in an error)."""
     array = np.asarray(value.detach() if hasattr(value, "detach") else value, dtype=np.float64)
     if array.size > 6:
         return f"an array of shape {tuple(array.shape)}"

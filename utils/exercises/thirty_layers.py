@@ -85,8 +85,8 @@ def _explain_none(mistake: Mistake, answer, stack, x, g) -> Mistake:
                    "for the gradients directly with `torch.autograd.grad(loss, activations)`.")
 
 
-def _check_layer_gradient_norms(answer) -> str:
-    name = "layer_gradient_norms"
+def _check_activation_gradient_norms(answer) -> str:
+    name = "activation_gradient_norms"
     answer = require_function(answer, name, 3)
     for stack, x, g, label in _norm_cases():
         shown = f"{label} (input {show_input(x)})"
@@ -138,9 +138,9 @@ def _check_layer_gradient_norms(answer) -> str:
             "post-norm and plain stacks, for a 3-D input, and the same on a second call.")
 
 
-layer_gradient_norms = Exercise(
+activation_gradient_norms = Exercise(
     "Exercise 06.2: the gradient norm at every layer",
-    _check_layer_gradient_norms,
+    _check_activation_gradient_norms,
     [
         "Keep every activation in a list: start with a copy of x that requires grad, then append block(x_l) "
         "for every block of the stack.",

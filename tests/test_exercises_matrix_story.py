@@ -3,7 +3,7 @@ with its own message."""
 import numpy as np
 
 from tests.exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
-from utils.exercises import jacobians as ex
+from utils.exercises import matrix_story as ex
 
 NOTEBOOK = "03_jacobians.ipynb"
 _D = "def block_jacobian(x, W1, W2):\n    D = np.diag((W1 @ x > 0).astype(float))\n"
