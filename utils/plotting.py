@@ -19,7 +19,7 @@ from .validation import check_axes, check_bool, check_callable, check_figure, ch
 
 __all__ = ["DRAWING", "PLAIN_COLOR", "RESIDUAL_COLOR", "PALETTE", "HOUSE_STYLE", "new_figure", "use_fixed_margins",
            "legend_below", "log_ticks", "figure_small_png", "figure_svg", "show", "log_safe", "plot_log_safe",
-           "render"]
+           "render", "LOG_FLOOR"]
 
 # Okabe-Ito palette (Okabe & Ito 2008), safe for the common colour-vision deficiencies.
 # matplotlib is not thread-safe (shared fonts, rcParams), and widgets draw pictures ahead in a
@@ -32,7 +32,7 @@ PALETTE = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#0
 
 # Where a log axis stops. float64 reaches about 1e-308 and 1e308; we clip well inside,
 # because matplotlib pads a log axis by 5% of its decades and would itself overflow.
-_LOG_FLOOR = 1e-200
+LOG_FLOOR = 1e-200
 _LOG_CEILING = 1e200
 
 HOUSE_STYLE = {
@@ -248,7 +248,7 @@ def show(fig: Figure) -> None:
     display(Image(data=_figure_png(fig), format="png"))
 
 
-def log_safe(values, *, floor: float = _LOG_FLOOR, ceiling: float = _LOG_CEILING):
+def log_safe(values, *, floor: float = LOG_FLOOR, ceiling: float = _LOG_CEILING):
     """Prepare positive magnitudes for a log axis without lying about them.
 
     Returns ``(clipped, underflow, overflow)``: values below ``floor`` (including exact
@@ -287,7 +287,7 @@ def plot_log_safe(ax, x, values, *, color: str, label: str, **line_kwargs) -> tu
     ax.plot(x, clipped, color=color, label=label, **line_kwargs)
     if underflow.any():
         ax.plot(x[underflow], clipped[underflow], "v", color=color, mfc="none", ms=7,
-                label=f"{label}: below {_LOG_FLOOR:.0e} or 0 (underflow), clipped")
+                label=f"{label}: below {LOG_FLOOR:.0e} or 0 (underflow), clipped")
     if overflow.any():
         ax.plot(x[overflow], clipped[overflow], "^", color=color, mfc="none", ms=7,
                 label=f"{label}: above {_LOG_CEILING:.0e} or inf (overflow), clipped")
