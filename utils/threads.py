@@ -1,4 +1,5 @@
-"""How many CPU threads torch and the BLAS libraries use: the course's one place to set them.
+"""How many CPU threads torch and the BLAS libraries use, set once when ``utils`` is imported
+(notebooks 05 to 07, whose tensors are tiny, then ask torch for one thread in their import cell).
 
 Loops over tiny tensors (a few thousand numbers per operation) spend more time handing
 work between threads than computing, and one thread also fixes the order of every sum.
