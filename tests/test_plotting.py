@@ -35,7 +35,7 @@ def test_figure_png_is_a_png_of_the_figure_size():
 
 def test_log_safe_clips_and_reports_under_and_overflow():
     clipped, under, over = plotting.log_safe([0.0, 1e-320, 0.5, -2.0, np.inf, 1e300, np.nan])
-    assert clipped[0] == plotting._LOG_FLOOR and clipped[1] == plotting._LOG_FLOOR
+    assert clipped[0] == plotting.LOG_FLOOR and clipped[1] == plotting.LOG_FLOOR
     assert clipped[2] == 0.5 and clipped[3] == 2.0  # magnitudes
     assert clipped[4] == plotting._LOG_CEILING and clipped[5] == plotting._LOG_CEILING
     assert np.isnan(clipped[6])
