@@ -113,15 +113,38 @@ def load_factory(spec: str):
     return factory
 
 
-def static_widget_state(live_plot: dict) -> tuple[str, dict]:
-    """The model id of the static widget of a ``live_plot`` cell and the state of every model it
-    needs (ipywidgets' own embedding: pictures travel as base64 buffers)."""
+def make_plot(live_plot: dict):
+    """The plot a ``live_plot`` cell's metadata names, built by its factory."""
+    if not isinstance(live_plot, dict) or "factory" not in live_plot:
+        raise ValueError(f"live_plot metadata must be a dict with a 'factory', got {live_plot!r}")
+    return load_factory(live_plot["factory"])(**live_plot.get("kwargs", {}))
+
+
+def _plot_key(live_plot: dict) -> str:
+    return json.dumps(live_plot, sort_keys=True)
+
+
+def draw_live_plots(notebooks: list) -> dict:
+    """The plot of every ``live_plot`` cell of ``notebooks``, by its metadata (``_plot_key``),
+    with the static pictures of all of them drawn at once: one pool of processes for the whole
+    site (``utils.widgets.draw_static_pictures``) keeps every core busy to the last picture."""
+    from utils.widgets import LivePlot, draw_static_pictures
+
+    plots = {_plot_key(cell.metadata["live_plot"]): None for notebook in notebooks for cell in notebook.cells
+             if cell.cell_type == "code" and "live_plot" in cell.metadata}
+    plots = {key: make_plot(json.loads(key)) for key in plots}
+    draw_static_pictures([plot for plot in plots.values() if isinstance(plot, LivePlot)])
+    return plots
+
+
+def static_widget_state(live_plot: dict, plot=None) -> tuple[str, dict]:
+    """The model id of the static widget of a ``live_plot`` cell (of ``plot`` if it was built
+    already) and the state of every model it needs (ipywidgets' own embedding: pictures travel
+    as base64 buffers)."""
     from ipywidgets import embed, widget
     from ipywidgets.widgets.widget_link import Link
 
-    if not isinstance(live_plot, dict) or "factory" not in live_plot:
-        raise ValueError(f"live_plot metadata must be a dict with a 'factory', got {live_plot!r}")
-    plot = load_factory(live_plot["factory"])(**live_plot.get("kwargs", {}))
+    plot = make_plot(live_plot) if plot is None else plot
     static = plot.static_widget()
     state = embed.dependency_state([static], drop_defaults=True)
     # jslinks are widgets of their own that nothing in the tree refers to: add the ones between its models.
@@ -183,8 +206,9 @@ def _link_line(name: str, student: str) -> str:
             f"<a href=\"../downloads/{student}/{name}\" download>Download its student edition</a>")
 
 
-def site_notebook(notebook, name: str):
-    """The working copy of one notebook for the site (see the module docstring)."""
+def site_notebook(notebook, name: str, plots: dict | None = None):
+    """The working copy of one notebook for the site (see the module docstring); ``plots``
+    holds the live plots ``draw_live_plots`` built, else they are built here."""
     notebook = copy.deepcopy(notebook)
     metadata = notebook.metadata.setdefault("widgets", {}).setdefault(
         WIDGET_STATE, {"version_major": 2, "version_minor": 0, "state": {}})
@@ -203,7 +227,8 @@ def site_notebook(notebook, name: str):
                     print(f"{name}: a live plot without live_plot metadata shows its stored picture only",
                           file=sys.stderr)
             continue
-        model_id, models = static_widget_state(cell.metadata["live_plot"])
+        model_id, models = static_widget_state(cell.metadata["live_plot"],
+                                               (plots or {}).get(_plot_key(cell.metadata["live_plot"])))
         state.update(models)
         view = {"model_id": model_id, "version_major": 2, "version_minor": 0}
         shown = [output for output in cell.outputs if WIDGET_VIEW in output.get("data", {})]
@@ -243,10 +268,12 @@ def write_sources(notebooks: Path, work: Path = WORK) -> dict:
     shutil.copytree(downloads / "student-edition" / "notebooks", student)
     shutil.rmtree(downloads / "student-edition")
     counts = {}
-    for path in sorted(notebooks.glob(NOTEBOOK_GLOB)):
-        copy_ = site_notebook(nbformat.read(path, as_version=4), path.name)
-        counts[path.name] = copy_.metadata["course_site"]["static_widgets"]
-        nbformat.write(copy_, work / "notebooks" / path.name)
+    sources = {path.name: nbformat.read(path, as_version=4) for path in sorted(notebooks.glob(NOTEBOOK_GLOB))}
+    plots = draw_live_plots(list(sources.values()))
+    for name, notebook in sources.items():
+        copy_ = site_notebook(notebook, name, plots)
+        counts[name] = copy_.metadata["course_site"]["static_widgets"]
+        nbformat.write(copy_, work / "notebooks" / name)
     return counts
 
 
