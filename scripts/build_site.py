@@ -30,6 +30,7 @@ import importlib
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -251,9 +252,10 @@ def site_notebook(notebook, name: str, plots: dict | None = None):
     return notebook
 
 
-def write_sources(notebooks: Path, work: Path = WORK) -> dict:
+def write_sources(notebooks: Path, work: Path = WORK, plots: dict | None = None) -> dict:
     """build/site-source/: the pages of site/, the README they include, the notebooks'
-    working copies, and the downloads (each notebook as committed, and its student edition)."""
+    working copies (with the live plots of ``draw_live_plots``, drawn here if None), and the
+    downloads (each notebook as committed, and its student edition)."""
     if work.exists():
         shutil.rmtree(work)
     (work / "notebooks").mkdir(parents=True)
@@ -269,7 +271,7 @@ def write_sources(notebooks: Path, work: Path = WORK) -> dict:
     shutil.rmtree(downloads / "student-edition")
     counts = {}
     sources = {path.name: nbformat.read(path, as_version=4) for path in sorted(notebooks.glob(NOTEBOOK_GLOB))}
-    plots = draw_live_plots(list(sources.values()))
+    plots = draw_live_plots(list(sources.values())) if plots is None else plots
     for name, notebook in sources.items():
         copy_ = site_notebook(notebook, name, plots)
         counts[name] = copy_.metadata["course_site"]["static_widgets"]
@@ -277,26 +279,44 @@ def write_sources(notebooks: Path, work: Path = WORK) -> dict:
     return counts
 
 
+def _clock() -> tuple[float, float]:
+    """Wall seconds, and CPU seconds of this process and every child it has waited for."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.perf_counter(), own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def build(out: Path = DEFAULT_OUT, notebooks: Path = ROOT / "notebooks", work: Path = WORK) -> dict:
-    """Build the site into ``out``; returns the build's seconds and sizes."""
-    started = time.perf_counter()
+    """Build the site into ``out``; returns the build's seconds and sizes, and the wall and CPU
+    seconds of each step (``phases``: where a quiet machine's time goes)."""
+    from utils.threads import cpu_share
+
+    clocks = [("start", _clock())]
     out, notebooks, work = Path(out).resolve(), Path(notebooks).resolve(), Path(work).resolve()
     if out in (ROOT, notebooks, SITE) or out in ROOT.parents:
         raise ValueError(f"out must be a folder of its own, not {out}")
     npm_ci()
     assets = work.parent / (work.name + "-assets")
     copy_assets(assets)
-    counts = write_sources(notebooks, work)
+    clocks.append(("assets", _clock()))
+    plots = draw_live_plots([nbformat.read(path, as_version=4) for path in sorted(notebooks.glob(NOTEBOOK_GLOB))])
+    clocks.append(("pictures", _clock()))
+    counts = write_sources(notebooks, work, plots)
+    clocks.append(("sources", _clock()))
     if out.exists():
         shutil.rmtree(out)
-    command = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", "2", "-c", str(SITE),
-               str(work), str(out)]
+    command = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", str(max(1, int(cpu_share()))),
+               "-c", str(SITE), str(work), str(out)]
     environment = {**os.environ, "COURSE_SITE_ASSETS": str(assets)}
     subprocess.run(command, check=True, env=environment)
+    clocks.append(("sphinx", _clock()))
     shutil.copytree(work / "downloads", out / "downloads")
+    clocks.append(("downloads", _clock()))
     sizes = {page.relative_to(out).as_posix(): page.stat().st_size for page in out.rglob("*.html")}
     total = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
-    return {"seconds": time.perf_counter() - started, "bytes": total, "pages": sizes, "static_widgets": counts}
+    phases = {name: {"seconds": now[0] - before[0], "cpu_seconds": now[1] - before[1]}
+              for (_, before), (name, now) in zip(clocks, clocks[1:])}
+    return {"seconds": clocks[-1][1][0] - clocks[0][1][0], "bytes": total, "pages": sizes, "static_widgets": counts,
+            "phases": phases}
 
 
 def main(argv=None) -> int:
@@ -304,12 +324,17 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where to build (default {DEFAULT_OUT})")
     parser.add_argument("--notebooks", type=Path, default=ROOT / "notebooks", help="the notebooks to publish")
     parser.add_argument("--work", type=Path, default=WORK, help=f"working copy of the sources (default {WORK})")
+    parser.add_argument("--report", type=Path, help="also write the build's seconds and sizes there, as JSON")
     args = parser.parse_args(argv)
     report = build(args.out, args.notebooks, args.work)
+    if args.report:
+        args.report.write_text(json.dumps(report, indent=1), encoding="utf-8")
     largest = max(report["pages"].items(), key=lambda item: item[1])
     print(f"site: {len(report['pages'])} pages, {sum(report['static_widgets'].values())} static widgets, "
           f"{report['bytes'] / 1e6:.1f} MB in all (largest page {largest[0]}, {largest[1] / 1e6:.1f} MB), "
           f"built in {report['seconds']:.0f} s: open {args.out.resolve() / 'index.html'}")
+    print("  " + ", ".join(f"{name} {phase['seconds']:.0f} s ({phase['cpu_seconds']:.0f} CPU-s)"
+                           for name, phase in report["phases"].items()))
     return 0
 
 
