@@ -421,6 +421,10 @@ def site_report(site: dict) -> tuple[str, list[str]]:
                   f"least {cpu.median / site['cores']:.0f} s of wall time on this machine's {site['cores']} cores "
                   f"even when quiet; load average (1 min) at the start of each: {loads}. Installing "
                   f"site/node_modules (npm ci, make's separate step, not counted) took {format_summary(npm, 0)} s.", ""]
+    if site.get("phases"):
+        lines += ["Its steps (the last build), wall and CPU seconds: " + "; ".join(
+            f"{name} {phase['seconds']:.0f} s, {phase['cpu_seconds']:.0f} CPU-s" for name, phase in site["phases"].items())
+            + ".", ""]
     lines += [markdown_table(["what", "measured", "limit", "verdict"],
                             [[name, value, limit, verdict(measured, bound)] for name, value, limit, measured, bound in rows]), ""]
     return "\n".join(lines), misses
