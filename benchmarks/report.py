@@ -422,9 +422,15 @@ def site_report(site: dict) -> tuple[str, list[str]]:
                   f"even when quiet; load average (1 min) at the start of each: {loads}. Installing "
                   f"site/node_modules (npm ci, make's separate step, not counted) took {format_summary(npm, 0)} s.", ""]
     if site.get("phases"):
-        lines += ["Its steps (the last build), wall and CPU seconds: " + "; ".join(
-            f"{name} {phase['seconds']:.0f} s, {phase['cpu_seconds']:.0f} CPU-s" for name, phase in site["phases"].items())
-            + ".", ""]
+        phases = site["phases"]
+        lines += ["Its steps (the last build), wall and CPU seconds (of which the build's own process): " + "; ".join(
+            f"{name} {phase['seconds']:.0f} s, {phase['cpu_seconds']:.0f} CPU-s ({phase['own_cpu_seconds']:.0f})"
+            for name, phase in phases.items()) + ".", ""]
+        pool = phases["pictures"]["cpu_seconds"] - phases["pictures"]["own_cpu_seconds"]
+        quiet = sum(phase["cpu_seconds"] for phase in phases.values()) - pool + pool / site.get("cores", 1)
+        lines += [f"On a quiet machine its wall time would be about {quiet:.0f} s: the pictures' "
+                  f"{pool:.0f} CPU-s spread over {site.get('cores', 1)} drawing processes, everything else "
+                  f"(the build's own process, Sphinx) counted as if it ran on one core.", ""]
     lines += [markdown_table(["what", "measured", "limit", "verdict"],
                             [[name, value, limit, verdict(measured, bound)] for name, value, limit, measured, bound in rows]), ""]
     return "\n".join(lines), misses

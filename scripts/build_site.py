@@ -279,15 +279,16 @@ def write_sources(notebooks: Path, work: Path = WORK, plots: dict | None = None)
     return counts
 
 
-def _clock() -> tuple[float, float]:
-    """Wall seconds, and CPU seconds of this process and every child it has waited for."""
+def _clock() -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds of this process, and of every child it has waited for."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.perf_counter(), own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    return time.perf_counter(), own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
 def build(out: Path = DEFAULT_OUT, notebooks: Path = ROOT / "notebooks", work: Path = WORK) -> dict:
     """Build the site into ``out``; returns the build's seconds and sizes, and the wall and CPU
-    seconds of each step (``phases``: where a quiet machine's time goes)."""
+    seconds of each step (``phases``: where a quiet machine's time goes; ``own_cpu_seconds``
+    are this process's alone, the rest its drawing processes' and Sphinx's)."""
     from utils.threads import cpu_share
 
     clocks = [("start", _clock())]
@@ -313,7 +314,8 @@ def build(out: Path = DEFAULT_OUT, notebooks: Path = ROOT / "notebooks", work: P
     clocks.append(("downloads", _clock()))
     sizes = {page.relative_to(out).as_posix(): page.stat().st_size for page in out.rglob("*.html")}
     total = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
-    phases = {name: {"seconds": now[0] - before[0], "cpu_seconds": now[1] - before[1]}
+    phases = {name: {"seconds": now[0] - before[0], "own_cpu_seconds": now[1] - before[1],
+                     "cpu_seconds": now[1] + now[2] - before[1] - before[2]}
               for (_, before), (name, now) in zip(clocks, clocks[1:])}
     return {"seconds": clocks[-1][1][0] - clocks[0][1][0], "bytes": total, "pages": sizes, "static_widgets": counts,
             "phases": phases}
