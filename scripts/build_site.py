@@ -99,6 +99,11 @@ def copy_assets(target: Path = ASSETS) -> None:
     for font in (NODE_MODULES / "@jupyter-widgets/html-manager/dist").iterdir():
         if font.suffix in FONT_SUFFIXES:
             shutil.copy2(font, fonts / font.name)
+        # The renderer's font path is the folder of whichever of its modules loaded first, and
+        # that can be @jupyter-widgets/ (seen as 404s on a page whose widgets loaded in another
+        # order): the WOFF2 files, which every current browser takes first, go there too.
+        if font.suffix == ".woff2":
+            shutil.copy2(font, fonts.parent.parent / font.name)
     for name in ("course.css", "require-config.js", "mathjax-hub.js"):
         shutil.copy2(SITE / name, target / name)
 
