@@ -31,8 +31,10 @@ thread choice and the libraries' default (benchmarks/cpu_share.py); a learner's 
 in JupyterLab within Binder's 2 GB (binder_session.py, needs root and Chromium); the load
 test of the classroom hub with 5, 10 and 20 students (classroom.py, needs classroom's npm
 packages).
-Then the course site is built once (make site, scripts/build_site.py): its build time, its
-size and its largest page, against issue 25's limits (a minute, 100 MB, 10 MB a page).
+Then the course site is built --runs times from a fresh clone (make site, scripts/build_site.py,
+timed by benchmarks/site_build.py; --site-only runs just that part): its cold build time
+(median) and CPU seconds, its size and its largest page, against issue 25's limits (a minute,
+100 MB, 10 MB a page).
 
 Then the browser part (benchmarks/browser.py): every LivePlot stepped from the keyboard in
 JupyterLab in headless Chromium, timed from the input event until the new picture has
@@ -75,6 +77,8 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=12, help="timed keyboard steps per slider in the browser (default 12)")
     parser.add_argument("--browser-only", action="store_true",
                         help="only the browser part; the kernel tables of --output are kept")
+    parser.add_argument("--site-only", action="store_true",
+                        help="only the site part (--runs cold builds); the other sections of --output are kept")
     parser.add_argument("--no-browser", action="store_true", help="skip the browser part")
     parser.add_argument("--no-classroom", action="store_true",
                         help="skip the classroom part (cpu_share.py, binder_session.py, classroom.py)")
@@ -90,9 +94,14 @@ def main(argv=None) -> int:
     for variable in LIBRARY_VARIABLES:
         os.environ[variable] = "1"
 
-    if args.browser_only:
+    if args.browser_only or args.site_only:
         markdown = args.output.read_text(encoding="utf-8") if args.output.exists() else "# Benchmark results\n"
-        return _browser_part(paths, args, markdown)
+        if args.browser_only:
+            return _browser_part(paths, args, markdown)
+        section, misses = _site_part(runs)
+        args.output.write_text(with_section(markdown, section, SITE_HEADING), encoding="utf-8")
+        print(section + "".join(f"\n  MISS  {miss}" for miss in misses))
+        return 0
     started = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
     load_start = os.getloadavg()[0]
     print(f"benchmarking {len(paths)} notebook(s), {runs} run(s) each", flush=True)
@@ -114,7 +123,7 @@ def main(argv=None) -> int:
                   f"{controls} widget control(s) swept, {status}", flush=True)
 
     markdown, misses = build_report(results, floor, machine(), runs, started, (load_start, os.getloadavg()[0]))
-    section, site_misses = _site_part()
+    section, site_misses = _site_part(runs)
     markdown, misses = with_section(markdown, section, SITE_HEADING), misses + site_misses
     args.output.write_text(markdown, encoding="utf-8")
     print()
@@ -146,14 +155,15 @@ def _classroom_part(args) -> str:
     return args.output.read_text(encoding="utf-8")
 
 
-def _site_part() -> tuple[str, list[str]]:
-    """Build the course site once (make site) and report its build time and sizes."""
-    from scripts import build_site
+def _site_part(runs: int) -> tuple[str, list[str]]:
+    """Build the course site ``runs`` times from a fresh clone (make site, cold) and report its
+    build time, CPU seconds and sizes (benchmarks/site_build.py)."""
+    from benchmarks import site_build
 
-    print("building the course site (make site)", flush=True)
-    load = os.getloadavg()[0]
-    section, misses = site_report(build_site.build())
-    return section.replace("\n\n", f"\n\nLoad average (1 min) {load:.2f} at the start of the build.\n\n", 1), misses
+    print(f"building the course site (make site) from a fresh clone, {runs} time(s)", flush=True)
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
+    section, misses = site_report(site_build.measure(runs))
+    return section.replace("\n\n", f"\n\nMeasured {stamp} UTC.\n\n", 1), misses
 
 
 def _browser_part(paths, args, markdown: str) -> int:

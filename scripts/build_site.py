@@ -30,6 +30,7 @@ import importlib
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -96,6 +97,11 @@ def copy_assets(target: Path = ASSETS) -> None:
     for font in (NODE_MODULES / "@jupyter-widgets/html-manager/dist").iterdir():
         if font.suffix in FONT_SUFFIXES:
             shutil.copy2(font, fonts / font.name)
+        # The renderer's font path is the folder of whichever of its modules loaded first, and
+        # that can be @jupyter-widgets/ (seen as 404s on a page whose widgets loaded in another
+        # order): the WOFF2 files, which every current browser takes first, go there too.
+        if font.suffix == ".woff2":
+            shutil.copy2(font, fonts.parent.parent / font.name)
     for name in ("course.css", "require-config.js", "mathjax-hub.js"):
         shutil.copy2(SITE / name, target / name)
 
@@ -111,15 +117,38 @@ def load_factory(spec: str):
     return factory
 
 
-def static_widget_state(live_plot: dict) -> tuple[str, dict]:
-    """The model id of the static widget of a ``live_plot`` cell and the state of every model it
-    needs (ipywidgets' own embedding: pictures travel as base64 buffers)."""
+def make_plot(live_plot: dict):
+    """The plot a ``live_plot`` cell's metadata names, built by its factory."""
+    if not isinstance(live_plot, dict) or "factory" not in live_plot:
+        raise ValueError(f"live_plot metadata must be a dict with a 'factory', got {live_plot!r}")
+    return load_factory(live_plot["factory"])(**live_plot.get("kwargs", {}))
+
+
+def _plot_key(live_plot: dict) -> str:
+    return json.dumps(live_plot, sort_keys=True)
+
+
+def draw_live_plots(notebooks: list) -> dict:
+    """The plot of every ``live_plot`` cell of ``notebooks``, by its metadata (``_plot_key``),
+    with the static pictures of all of them drawn at once: one pool of processes for the whole
+    site (``utils.widgets.draw_static_pictures``) keeps every core busy to the last picture."""
+    from utils.widgets import LivePlot, draw_static_pictures
+
+    plots = {_plot_key(cell.metadata["live_plot"]): None for notebook in notebooks for cell in notebook.cells
+             if cell.cell_type == "code" and "live_plot" in cell.metadata}
+    plots = {key: make_plot(json.loads(key)) for key in plots}
+    draw_static_pictures([plot for plot in plots.values() if isinstance(plot, LivePlot)])
+    return plots
+
+
+def static_widget_state(live_plot: dict, plot=None) -> tuple[str, dict]:
+    """The model id of the static widget of a ``live_plot`` cell (of ``plot`` if it was built
+    already) and the state of every model it needs (ipywidgets' own embedding: pictures travel
+    as base64 buffers)."""
     from ipywidgets import embed, widget
     from ipywidgets.widgets.widget_link import Link
 
-    if not isinstance(live_plot, dict) or "factory" not in live_plot:
-        raise ValueError(f"live_plot metadata must be a dict with a 'factory', got {live_plot!r}")
-    plot = load_factory(live_plot["factory"])(**live_plot.get("kwargs", {}))
+    plot = make_plot(live_plot) if plot is None else plot
     static = plot.static_widget()
     state = embed.dependency_state([static], drop_defaults=True)
     # jslinks are widgets of their own that nothing in the tree refers to: add the ones between its models.
@@ -181,8 +210,9 @@ def _link_line(name: str, student: str) -> str:
             f"<a href=\"../downloads/{student}/{name}\" download>Download its student edition</a>")
 
 
-def site_notebook(notebook, name: str):
-    """The working copy of one notebook for the site (see the module docstring)."""
+def site_notebook(notebook, name: str, plots: dict | None = None):
+    """The working copy of one notebook for the site (see the module docstring); ``plots``
+    holds the live plots ``draw_live_plots`` built, else they are built here."""
     notebook = copy.deepcopy(notebook)
     metadata = notebook.metadata.setdefault("widgets", {}).setdefault(
         WIDGET_STATE, {"version_major": 2, "version_minor": 0, "state": {}})
@@ -201,7 +231,8 @@ def site_notebook(notebook, name: str):
                     print(f"{name}: a live plot without live_plot metadata shows its stored picture only",
                           file=sys.stderr)
             continue
-        model_id, models = static_widget_state(cell.metadata["live_plot"])
+        model_id, models = static_widget_state(cell.metadata["live_plot"],
+                                               (plots or {}).get(_plot_key(cell.metadata["live_plot"])))
         state.update(models)
         view = {"model_id": model_id, "version_major": 2, "version_minor": 0}
         shown = [output for output in cell.outputs if WIDGET_VIEW in output.get("data", {})]
@@ -224,9 +255,10 @@ def site_notebook(notebook, name: str):
     return notebook
 
 
-def write_sources(notebooks: Path, work: Path = WORK) -> dict:
+def write_sources(notebooks: Path, work: Path = WORK, plots: dict | None = None) -> dict:
     """build/site-source/: the pages of site/, the README they include, the notebooks'
-    working copies, and the downloads (each notebook as committed, and its student edition)."""
+    working copies (with the live plots of ``draw_live_plots``, drawn here if None), and the
+    downloads (each notebook as committed, and its student edition)."""
     if work.exists():
         shutil.rmtree(work)
     (work / "notebooks").mkdir(parents=True)
@@ -241,33 +273,55 @@ def write_sources(notebooks: Path, work: Path = WORK) -> dict:
     shutil.copytree(downloads / "student-edition" / "notebooks", student)
     shutil.rmtree(downloads / "student-edition")
     counts = {}
-    for path in sorted(notebooks.glob(NOTEBOOK_GLOB)):
-        copy_ = site_notebook(nbformat.read(path, as_version=4), path.name)
-        counts[path.name] = copy_.metadata["course_site"]["static_widgets"]
-        nbformat.write(copy_, work / "notebooks" / path.name)
+    sources = {path.name: nbformat.read(path, as_version=4) for path in sorted(notebooks.glob(NOTEBOOK_GLOB))}
+    plots = draw_live_plots(list(sources.values())) if plots is None else plots
+    for name, notebook in sources.items():
+        copy_ = site_notebook(notebook, name, plots)
+        counts[name] = copy_.metadata["course_site"]["static_widgets"]
+        nbformat.write(copy_, work / "notebooks" / name)
     return counts
 
 
+def _clock() -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds of this process, and of every child it has waited for."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.perf_counter(), own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
 def build(out: Path = DEFAULT_OUT, notebooks: Path = ROOT / "notebooks", work: Path = WORK) -> dict:
-    """Build the site into ``out``; returns the build's seconds and sizes."""
-    started = time.perf_counter()
+    """Build the site into ``out``; returns the build's seconds and sizes, and the wall and CPU
+    seconds of each step (``phases``: where a quiet machine's time goes; ``own_cpu_seconds``
+    are this process's alone, the rest its drawing processes' and Sphinx's)."""
+    from utils.threads import cpu_share
+
+    clocks = [("start", _clock())]
     out, notebooks, work = Path(out).resolve(), Path(notebooks).resolve(), Path(work).resolve()
     if out in (ROOT, notebooks, SITE) or out in ROOT.parents:
         raise ValueError(f"out must be a folder of its own, not {out}")
     npm_ci()
     assets = work.parent / (work.name + "-assets")
     copy_assets(assets)
-    counts = write_sources(notebooks, work)
+    clocks.append(("assets", _clock()))
+    plots = draw_live_plots([nbformat.read(path, as_version=4) for path in sorted(notebooks.glob(NOTEBOOK_GLOB))])
+    clocks.append(("pictures", _clock()))
+    counts = write_sources(notebooks, work, plots)
+    clocks.append(("sources", _clock()))
     if out.exists():
         shutil.rmtree(out)
-    command = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", "2", "-c", str(SITE),
-               str(work), str(out)]
+    command = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", str(max(1, int(cpu_share()))),
+               "-c", str(SITE), str(work), str(out)]
     environment = {**os.environ, "COURSE_SITE_ASSETS": str(assets)}
     subprocess.run(command, check=True, env=environment)
+    clocks.append(("sphinx", _clock()))
     shutil.copytree(work / "downloads", out / "downloads")
+    clocks.append(("downloads", _clock()))
     sizes = {page.relative_to(out).as_posix(): page.stat().st_size for page in out.rglob("*.html")}
     total = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
-    return {"seconds": time.perf_counter() - started, "bytes": total, "pages": sizes, "static_widgets": counts}
+    phases = {name: {"seconds": now[0] - before[0], "own_cpu_seconds": now[1] - before[1],
+                     "cpu_seconds": now[1] + now[2] - before[1] - before[2]}
+              for (_, before), (name, now) in zip(clocks, clocks[1:])}
+    return {"seconds": clocks[-1][1][0] - clocks[0][1][0], "bytes": total, "pages": sizes, "static_widgets": counts,
+            "phases": phases}
 
 
 def main(argv=None) -> int:
@@ -275,12 +329,17 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where to build (default {DEFAULT_OUT})")
     parser.add_argument("--notebooks", type=Path, default=ROOT / "notebooks", help="the notebooks to publish")
     parser.add_argument("--work", type=Path, default=WORK, help=f"working copy of the sources (default {WORK})")
+    parser.add_argument("--report", type=Path, help="also write the build's seconds and sizes there, as JSON")
     args = parser.parse_args(argv)
     report = build(args.out, args.notebooks, args.work)
+    if args.report:
+        args.report.write_text(json.dumps(report, indent=1), encoding="utf-8")
     largest = max(report["pages"].items(), key=lambda item: item[1])
     print(f"site: {len(report['pages'])} pages, {sum(report['static_widgets'].values())} static widgets, "
           f"{report['bytes'] / 1e6:.1f} MB in all (largest page {largest[0]}, {largest[1] / 1e6:.1f} MB), "
           f"built in {report['seconds']:.0f} s: open {args.out.resolve() / 'index.html'}")
+    print("  " + ", ".join(f"{name} {phase['seconds']:.0f} s ({phase['cpu_seconds']:.0f} CPU-s)"
+                           for name, phase in report["phases"].items()))
     return 0
 
 

@@ -235,6 +235,12 @@ def _controls():
     return {"depth": widgets.IntSlider(value=2, min=1, max=4)}
 
 
+def _live_plot():
+    from utils.widgets import LivePlot
+
+    return LivePlot(_draw, _controls())
+
+
 def _draw(fig, depth=2):
     fig.subplots().plot(range(depth))
     return f"depth {depth}"
@@ -394,6 +400,7 @@ VALID = {
     "utils.widgets.accepts": lambda: dict(control=_controls()["depth"], value=2),
     "utils.widgets.default_grid": lambda: dict(control=_controls()["depth"]),
     "utils.widgets.from_metadata": lambda: dict(metadata={"factory": "utils.blocks:block_plot", "kwargs": {}}),
+    "utils.widgets.draw_static_pictures": lambda: dict(plots=[_live_plot()], processes=1),
     "utils.recipes.signal_plot": lambda: dict(depth=4),
     "utils.shattered.gradient_curves_plot": lambda: dict(depth=4),
 }

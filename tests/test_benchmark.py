@@ -5,7 +5,7 @@ from pathlib import Path
 import ipywidgets
 import pytest
 
-from benchmarks import kernel, report
+from benchmarks import kernel, report, site_build
 from benchmarks import widget_sweep as sweep
 
 
@@ -326,3 +326,28 @@ def test_site_report_judges_build_time_and_sizes_against_the_limits():
                                            "site: largest page (notebooks/07.html) 12.00 MB over 10 MB"]
     placed = report.with_section("# R\n\n## Misses\n", section, report.SITE_HEADING)
     assert placed.index(report.SITE_HEADING) < placed.index("## Misses")
+
+
+def test_site_report_gives_the_cold_builds_median_cpu_seconds_and_npm_time():
+    runs = [{"wall_seconds": w, "cpu_seconds": c, "npm_seconds": 30.0, "load": 6.0}
+            for w, c in ((50.0, 70.0), (58.0, 72.0), (80.0, 75.0))]
+    site = {"seconds": 58.0, "bytes": 40_000_000, "pages": {"index.html": 30_000}, "static_widgets": {"07.ipynb": 1},
+            "runs": runs, "cores": 2,
+            "phases": {"pictures": {"seconds": 30.2, "cpu_seconds": 55.0, "own_cpu_seconds": 5.0},
+                       "sphinx": {"seconds": 12.0, "cpu_seconds": 16.6, "own_cpu_seconds": 0.0}}}
+    section, misses = report.site_report(site)
+    assert "own process): pictures 30 s, 55 CPU-s (5); sphinx 12 s, 17 CPU-s (0)." in section
+    assert "about 47 s: the pictures' 50 CPU-s spread over 2 drawing processes" in section  # 5 + 25 + 16.6
+    assert "| build time, cold, median of 3 | 58 (50–80) s | 60 s | pass |" in section and not misses
+    assert "72 (70–75) CPU seconds" in section and "at least 36 s of wall time on this machine's 2 cores" in section
+    assert "load average (1 min) at the start of each: 6.0, 6.0, 6.0" in section and "took 30 s" in section
+    for run, wall in zip(runs, (62.0, 65.0, 80.0)):
+        run["wall_seconds"] = wall
+    site["seconds"] = 65.0
+    assert report.site_report(site)[1] == ["site: build time, cold, median of 3 65 (62–80) s over 60 s"]
+
+
+def test_the_site_benchmark_refuses_a_count_of_runs_that_is_not_one_or_more():
+    for runs in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="runs must be a whole number of at least 1"):
+            site_build.measure(runs)

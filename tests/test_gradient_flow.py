@@ -121,6 +121,30 @@ def test_weight_stream_redraws_any_layer_identically_from_nn_linears_distributio
     assert cached.draw(3) is cached.draw(3) and torch.equal(cached.draw(3)[0], first[0])
 
 
+def test_weight_stream_keeps_the_layers_it_is_told_to_drawn_at_once_and_forgets_the_rest():
+    stream, fresh = gf._WeightStream(8, 5, cache_layers=1), gf._WeightStream(8, 5)
+    stream.keep(4)
+    assert sorted(stream._cache) == [0, 1, 2, 3] and stream.cache_layers == 4
+    assert all(torch.equal(a, b) for a, b in zip(stream.draw(3), fresh.draw(3)))  # the same weights
+    assert stream.draw(3) is stream.draw(3)
+    stream.keep(2)
+    assert sorted(stream._cache) == [0, 1] and stream.draw(3) is not stream.draw(3)
+    with pytest.raises(ValueError, match="cache_layers=10000000 with d=8 would need"):
+        stream.keep(10_000_000)
+    assert stream.cache_layers == 2  # a refused size changes nothing
+    with pytest.raises(ValueError, match="cache_layers must be at least 0"):
+        stream.keep(-1)
+
+
+def test_the_widgets_static_grid_keeps_the_deep_layers_only_while_it_is_drawn():
+    plot = gf.gradient_flow_plot()
+    assert gf._WIDGET_WEIGHTS.cache_layers == gf.WIDGET_CACHE_LAYERS
+    with plot.static_setup():
+        assert gf._WIDGET_WEIGHTS.cache_layers == gf.STATIC_CACHE_LAYERS == len(gf._WIDGET_WEIGHTS._cache)
+    assert gf._WIDGET_WEIGHTS.cache_layers == gf.WIDGET_CACHE_LAYERS
+    assert max(gf._WIDGET_WEIGHTS._cache, default=0) < gf.WIDGET_CACHE_LAYERS
+
+
 def test_probe_is_a_reproducible_standard_normal_pair():
     x, g = gf.probe(64, 128, 0)
     again, _ = gf.probe(64, 128, 0)

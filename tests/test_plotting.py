@@ -1,3 +1,5 @@
+import io
+
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
@@ -31,6 +33,24 @@ def test_figure_png_is_a_png_of_the_figure_size():
     assert (width, height) == (300, 200)  # 100 dpi
     with pytest.raises(TypeError, match="fig must be a matplotlib Figure"):
         plotting._figure_png("not a figure")
+
+
+@pytest.mark.parametrize("width, height, dpi", [(7.0, 4.0, 72), (3.3, 2.1, 72.5), (8.0, 4.0, 37)])
+def test_figure_small_png_has_the_pixels_of_the_figure_png_quantised(width, height, dpi):
+    from PIL import Image
+
+    fig, ax = plotting.new_figure(width=width, height=height)
+    ax.plot([0, 1, 2], [0, 1, 4], label="a curve")
+    ax.set_title("A title with text")
+    ax.legend()
+    small = plotting.figure_small_png(fig, dpi=dpi, colors=32)
+    full = io.BytesIO()
+    fig.savefig(full, format="png", dpi=dpi)
+    expected = Image.open(full).convert("RGB").quantize(colors=32, method=Image.Quantize.FASTOCTREE,
+                                                        dither=Image.Dither.NONE)
+    picture = Image.open(io.BytesIO(small))
+    assert picture.size == expected.size and picture.mode == "P"
+    assert list(picture.convert("RGB").getdata()) == list(expected.convert("RGB").getdata())
 
 
 def test_log_safe_clips_and_reports_under_and_overflow():

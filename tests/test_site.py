@@ -213,6 +213,21 @@ def test_a_factory_that_is_not_module_colon_function_is_a_clear_error():
         build_site.load_factory("utils.widgets:NO_SUCH_FUNCTION")
 
 
+def test_the_widget_renderers_fonts_are_where_either_of_its_font_paths_points(tmp_path, monkeypatch):
+    modules = tmp_path / "node_modules"
+    package = modules / "@jupyter-widgets/html-manager/dist"
+    package.mkdir(parents=True)
+    for name in ("a1.woff2", "a1.woff", "a1.ttf", "embed-amd.js"):
+        (package / name).write_bytes(name.encode())
+    monkeypatch.setattr(build_site, "NODE_MODULES", modules)
+    monkeypatch.setattr(build_site, "ASSET_FILES", [("@jupyter-widgets/html-manager", "dist/embed-amd.js", "embed-amd.js")])
+    build_site.copy_assets(tmp_path / "static")
+    dist = tmp_path / "static/@jupyter-widgets/html-manager/dist"
+    assert sorted(font.name for font in dist.iterdir()) == ["a1.ttf", "a1.woff", "a1.woff2"]
+    assert (tmp_path / "static/@jupyter-widgets/a1.woff2").read_bytes() == b"a1.woff2"
+    assert (tmp_path / "static/embed-amd.js").is_file()
+
+
 # ---- the built site in a browser ---------------------------------------------------------------
 
 @pytest.fixture(scope="module")

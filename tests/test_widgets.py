@@ -270,3 +270,56 @@ def test_static_pictures_drawn_in_two_processes_are_the_ones_drawn_here():
     pictures = [[bytes(w.value) for w in _tree(plot.static_widget(processes=n)) if isinstance(w, ipywidgets.Image)]
                 for plot, n in ((here, 1), (forked, 2))]
     assert len(pictures[0]) == 4 and pictures[0] == pictures[1]
+
+
+def test_one_pool_draws_the_pictures_of_several_plots_as_each_plot_draws_its_own():
+    from utils import blocks, slopes
+    from utils.widgets import draw_static_pictures
+
+    if not hasattr(ipywidgets, "Stack"):
+        return  # the static widget itself needs ipywidgets 8 (tested above)
+    def plots():
+        small_slopes, small_blocks = slopes.slope_products_plot(), blocks.block_plot()
+        small_slopes.grid = {"depth": [1, 20], "plain_slope": [0.5], "edit": [0.05]}
+        small_blocks.grid = {name: [control.value] for name, control in small_blocks.controls.items()}
+        small_blocks.grid["scale"] = [0.0, 1.0]
+        return [small_slopes, small_blocks]
+
+    together, alone = plots(), plots()
+    assert draw_static_pictures(together, processes=2) == 4
+    assert draw_static_pictures(together, processes=2) == 0  # nothing is drawn twice
+    for shared, own in zip(together, alone):
+        pictures = [[bytes(w.value) for w in _tree(plot.static_widget(processes=1)) if isinstance(w, ipywidgets.Image)]
+                    for plot in (shared, own)]
+        assert len(pictures[0]) == 2 and pictures[0] == pictures[1]
+    with pytest.raises(TypeError, match="plots must be a list of LivePlots"):
+        draw_static_pictures([object()])
+    with pytest.raises(ValueError, match="processes must be at least 1"):
+        draw_static_pictures(together, processes=0)
+
+
+def test_static_setup_holds_while_the_static_pictures_are_drawn_and_only_then():
+    from contextlib import contextmanager
+
+    from utils.widgets import draw_static_pictures
+
+    held = []
+
+    @contextmanager
+    def setup():
+        held.append("in")
+        yield
+        held.append("out")
+
+    def draw(fig, depth=2):
+        held.append(depth)
+        fig.subplots().plot(range(depth))
+        return f"depth {depth}"
+
+    plot = LivePlot(draw, {"depth": ipywidgets.IntSlider(value=2, min=1, max=3)}, static_setup=setup)
+    held.clear()  # the live picture drawn on creation
+    assert draw_static_pictures([plot], processes=1) == 3
+    assert held == ["in", 1, 2, 3, "out"]
+    with pytest.raises(TypeError, match="static_setup must be a context manager function"):
+        LivePlot(draw, {"depth": ipywidgets.IntSlider(value=2, min=1, max=3)}, static_setup="weights")
+

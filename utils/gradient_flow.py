@@ -17,6 +17,7 @@ Two ways to measure one stack:
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -198,6 +199,23 @@ class _WeightStream:
         self._fan_ins = (self.d, self.d, 4 * self.d, 4 * self.d)
         self._cache: dict[int, tuple[torch.Tensor, ...]] = {}
         self._scratch: tuple[np.ndarray, ...] | None = None  # reused by load: no allocation per layer
+
+    def _check_cache(self, cache_layers) -> int:
+        cache_layers = check_int("cache_layers", cache_layers, minimum=0)
+        check_cost({"cache_layers": cache_layers, "d": self.d},
+                   lambda cache_layers, d: (8.0 * (cache_layers + 2) * block_numbers(d), 0.0),
+                   what="the weights of the cached layers")
+        return cache_layers
+
+    def keep(self, cache_layers: int) -> None:
+        """Keep the first ``cache_layers`` layers in memory from now on, drawn at once, and
+        forget any beyond: measuring many configurations of one deep stack then draws each
+        layer once, not twice per configuration (and forked processes share the drawn layers)."""
+        self.cache_layers = self._check_cache(cache_layers)
+        for layer in [layer for layer in self._cache if layer >= self.cache_layers]:
+            del self._cache[layer]
+        for layer in range(self.cache_layers):
+            self.draw(layer)
 
     def _fill(self, layer: int, out: tuple[np.ndarray, ...]) -> None:
         """Draw layer ``layer``'s four arrays into ``out`` (float32 arrays of the right shapes)."""
@@ -484,7 +502,22 @@ SCALE_CHOICES = (("ReZero-style gate (learnable, 0 at init)", REZERO), ("0.1", 0
 # The first 128 layers' weights stay in memory once drawn (about 0.5 MB each, so up to 68 MB
 # once a learner has gone past depth 128; 17 MB at the notebook's depth 30): a depth step then
 # redraws without drawing its weights again, which was most of a step's time.
-_WIDGET_WEIGHTS = _WeightStream(_WIDGET_D, _WIDGET_SEED, cache_layers=128)
+WIDGET_CACHE_LAYERS = 128
+# While the static widget's grid is drawn (thirteen wirings at depths up to 1000), the first 900
+# layers stay in memory (about 470 MB, drawn once and shared by the forked drawing processes):
+# the weight draws were half of the grid's time.
+STATIC_CACHE_LAYERS = 900
+_WIDGET_WEIGHTS = _WeightStream(_WIDGET_D, _WIDGET_SEED, cache_layers=WIDGET_CACHE_LAYERS)
+
+
+@contextmanager
+def _static_weights():
+    """The widget's weights of the first STATIC_CACHE_LAYERS layers kept while a static grid is drawn."""
+    _WIDGET_WEIGHTS.keep(STATIC_CACHE_LAYERS)
+    try:
+        yield
+    finally:
+        _WIDGET_WEIGHTS.keep(WIDGET_CACHE_LAYERS)
 
 
 @lru_cache(maxsize=64)
@@ -604,4 +637,4 @@ def gradient_flow_plot(depth: int = 30, residual: bool = True, norm: str = "pre"
     }
     plain = lambda values: not values["residual"]
     return LivePlot(draw_gradient_flow, controls, width=7, height=3.6, greyed={"norm": plain, "scale": plain},
-                    grid={"depth": [10, 30, 100, 300, 1000]})
+                    grid={"depth": [10, 30, 100, 300, 1000]}, static_setup=_static_weights)

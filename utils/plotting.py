@@ -198,11 +198,13 @@ def figure_small_png(fig: Figure, *, dpi: float = 72, colors: int = 32) -> bytes
     check_figure("fig", fig)
     dpi = check_float("dpi", dpi, minimum=10, maximum=300)
     colors = check_int("colors", colors, minimum=2, maximum=256)
+    # Raw pixels, not a PNG: the full-colour PNG was only decoded again (a tenth of the time).
     buffer = io.BytesIO()
     with DRAWING:
-        fig.savefig(buffer, format="png", dpi=dpi)
-    picture = Image.open(buffer).convert("RGB").quantize(colors=colors, method=Image.Quantize.FASTOCTREE,
-                                                         dither=Image.Dither.NONE)
+        fig.savefig(buffer, format="rgba", dpi=dpi)
+    size = (int(fig.get_figwidth() * dpi), int(fig.get_figheight() * dpi))  # as the Agg canvas rounds
+    picture = Image.frombuffer("RGBA", size, buffer.getbuffer(), "raw", "RGBA", 0, 1).convert("RGB")
+    picture = picture.quantize(colors=colors, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
     small = io.BytesIO()
     picture.save(small, format="png", optimize=True)
     return small.getvalue()

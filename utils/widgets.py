@@ -12,12 +12,13 @@ rebuild the same plot without running the notebook (``from_metadata``).
 """
 from __future__ import annotations
 
+import contextlib
 import html
 import importlib
 import itertools
+import math
 import multiprocessing
 import numbers
-import os
 import sys
 import threading
 import time
@@ -29,10 +30,11 @@ from IPython.display import display
 
 from . import plotting
 from .pictures import _Pictures, _RedrawFigure, _nearby_values, _setting_key
+from .threads import cpu_share
 from .validation import check_callable, check_float, check_int, check_text, invalid
 
 __all__ = ["SLIDERS", "CHOICES", "SWITCHES", "slider", "accepts", "default_grid", "StaticPlot", "LivePlot",
-           "from_metadata"]
+           "from_metadata", "draw_static_pictures"]
 
 _BUSY = "⏳ computing…"
 _AHEAD = 4  # settings drawn ahead after each move: a slider's next steps, a choice's other options
@@ -120,7 +122,9 @@ class LivePlot:
     control redraws at once (set ``continuous_update=False`` on sliders of slow
     functions). ``greyed`` maps a control's name to a rule ``values -> bool`` saying when
     that control does not matter (it is then greyed out). ``grid`` names, per control, the
-    settings a static widget offers (``default_grid`` for the others). ``last_seconds``
+    settings a static widget offers (``default_grid`` for the others). ``static_setup``, a
+    context manager function, holds what every picture of the static grid shares while they
+    are drawn (before the drawing processes fork, so they share it too). ``last_seconds``
     holds how long the last redraw took (``last_kept``: whether its picture had been drawn
     ahead), and ``LivePlot.instances`` every live plot of the kernel, so a benchmark can
     drive them.
@@ -139,8 +143,10 @@ class LivePlot:
     keep_pictures = True
 
     def __init__(self, draw, controls: dict, *, width: float = 7.0, height: float = 4.0,
-                 greyed: dict | None = None, grid: dict | None = None):
+                 greyed: dict | None = None, grid: dict | None = None, static_setup=None):
         check_callable("draw", draw, what="a function draw(fig, **values)")
+        if static_setup is not None:
+            check_callable("static_setup", static_setup, what="a context manager function, or None")
         if not isinstance(controls, dict) or not controls:
             raise invalid("controls", "a non-empty dict mapping draw's keywords to widgets", controls, error=TypeError)
         for name, control in controls.items():
@@ -159,6 +165,7 @@ class LivePlot:
         self.size = (check_float("width", width, minimum=1, maximum=30),
                      check_float("height", height, minimum=1, maximum=30))
         self.draw = draw
+        self.static_setup = static_setup
         self.controls = controls
         self.first = self.values()  # the setting the text discusses: a greyed control's stand-in
         self.figure = _RedrawFigure(*self.size)
@@ -216,17 +223,16 @@ class LivePlot:
         pictures (``plotting.figure_small_png``, each with its text and a tooltip that says
         what it shows), wired only by ``jslink``s: it works on a web page with no kernel,
         and no control can show a setting whose picture it lacks. Settings that differ
-        only in a greyed control share one picture. The pictures are drawn in ``processes``
-        forked processes (one per CPU if None). Needs ipywidgets 8 (``Stack``)."""
+        only in a greyed control share one picture. The pictures not drawn yet (see
+        ``draw_static_pictures``) are drawn in ``processes`` forked processes (as many as
+        the CPU share, ``threads.cpu_share()``, if None). Needs ipywidgets 8 (``Stack``)."""
         if not hasattr(widgets, "Stack"):
             raise RuntimeError(f"static_widget needs ipywidgets 8 or newer (its Stack widget); this kernel has "
                                f"ipywidgets {widgets.__version__}. Build the course's site with requirements.txt.")
-        processes = check_int("processes", (os.cpu_count() or 1) if processes is None else processes,
-                              minimum=1, maximum=64)
         names = list(self.controls)
         grids = {name: self._grid_values(name) for name in names}
         static = {name: _static_control(self.controls[name], grids[name]) for name in names}
-        self._draw_stills([self._stand_in(setting) for setting in self.static_grid()], processes)
+        draw_static_pictures([self], processes)
         leaves, stacks, links = {}, {}, []
         # One layout for every picture, shown at its own size (_STILL_DPI): a page holds hundreds.
         layout = widgets.Layout(width=f"{round(self.size[0] * _STILL_DPI)}px", max_width="100%", height="auto")
@@ -255,21 +261,6 @@ class LivePlot:
         plot.links = tuple(links)
         plot.pictures = len(leaves)
         return plot
-
-    def _draw_stills(self, settings: list[dict], processes: int) -> None:
-        """Draw the static picture of every setting not drawn yet, in forked processes (they
-        inherit this plot, so nothing but settings and pictures crosses between them)."""
-        todo = list({_setting_key(s): s for s in settings if _setting_key(s) not in self._stills}.values())
-        if processes > 1 and len(todo) > 1 and "fork" in multiprocessing.get_all_start_methods():
-            global _FORKED
-            with plotting.DRAWING:  # no thread of this process is inside matplotlib while it forks
-                _FORKED = self
-                pool = multiprocessing.get_context("fork").Pool(min(processes, len(todo)), _start_forked)
-            with pool:
-                stills = pool.map(_forked_still, todo, chunksize=1)
-        else:
-            stills = [self._still(setting) for setting in todo]
-        self._stills.update((_setting_key(s), still) for s, still in zip(todo, stills))
 
     def _still(self, setting: dict) -> tuple[bytes, str, str]:
         """The static picture of ``setting``: small PNG bytes, its text, and a text equivalent."""
@@ -328,7 +319,41 @@ class LivePlot:
         display(self.widget)
 
 
-_FORKED = None  # the LivePlot whose static pictures a forked process draws
+def draw_static_pictures(plots, processes: int | None = None) -> int:
+    """Draw the static widgets' pictures of several live plots, every one not drawn yet, in
+    one pool of ``processes`` forked processes (as many as the CPU share if None); returns
+    how many were drawn. One pool for all the widgets of a site keeps every core busy to
+    the end, where a pool per widget would wait for each widget's slowest picture. The
+    processes inherit the plots, so nothing but settings and pictures crosses between them."""
+    if not isinstance(plots, (list, tuple)) or not all(isinstance(plot, LivePlot) for plot in plots):
+        raise invalid("plots", "a list of LivePlots", plots, error=TypeError)
+    plots = list(plots)
+    if processes is None:
+        processes = max(1, math.floor(cpu_share()))
+    processes = check_int("processes", processes, minimum=1, maximum=64)
+    todo = []
+    for index, plot in enumerate(plots):
+        settings = {_setting_key(s): s for s in map(plot._stand_in, plot.static_grid())}
+        todo += [(index, setting) for key, setting in settings.items() if key not in plot._stills]
+    with contextlib.ExitStack() as shared:
+        for plot in {id(plots[index]): plots[index] for index, _ in todo}.values():
+            if plot.static_setup is not None:
+                shared.enter_context(plot.static_setup())
+        if processes > 1 and len(todo) > 1 and "fork" in multiprocessing.get_all_start_methods():
+            global _FORKED
+            with plotting.DRAWING:  # no thread of this process is inside matplotlib while it forks
+                _FORKED = plots
+                pool = multiprocessing.get_context("fork").Pool(min(processes, len(todo)), _start_forked)
+            with pool:
+                stills = pool.map(_forked_still, todo, chunksize=1)
+        else:
+            stills = [plots[index]._still(setting) for index, setting in todo]
+    for (index, setting), still in zip(todo, stills):
+        plots[index]._stills[_setting_key(setting)] = still
+    return len(todo)
+
+
+_FORKED: list = []  # the LivePlots whose static pictures a forked process draws
 
 
 def _start_forked() -> None:
@@ -337,8 +362,9 @@ def _start_forked() -> None:
         sys.modules["torch"].set_num_threads(1)  # one process per core already
 
 
-def _forked_still(setting: dict):
-    return _FORKED._still(setting)
+def _forked_still(task: tuple[int, dict]):
+    index, setting = task
+    return _FORKED[index]._still(setting)
 
 
 def _by_control(what: str, mapping, controls: dict) -> dict:
