@@ -331,8 +331,8 @@ def expect_close(got, want, *, name: str, shown: str, mistakes=(), rtol: float =
         raise Mistake(f"for {shown}: {shape}")
     worst = float(np.max(np.abs(got - want)))
     if want.size == 1:
-        raise Mistake(f"`{name}` gives {float(got.reshape(-1)[0]):.6g} for {shown}; the right value is "
-                      f"{float(want.reshape(-1)[0]):.6g}. Check the formula one step at a time.")
+        raise Mistake(f"`{name}` gives {float(got.reshape(-1)[0]):.6g} for {shown}, which is not the right "
+                      "value. Check the formula one step at a time.")
     raise Mistake(f"`{name}` gives wrong values for {shown}: it is off by up to {worst:.3g}. "
                   "Work through one entry by hand and compare.")
 
