@@ -458,6 +458,16 @@ def with_section(markdown: str, section: str, heading: str) -> str:
     return markdown.rstrip("\n") + "\n\n" + section
 
 
+def with_kept_sections(markdown: str, previous: str) -> str:
+    """``markdown`` with every section of ``previous`` whose heading it lacks put back (the
+    parts a run skipped, e.g. with --no-classroom, keep their last measurement)."""
+    for part in previous.split("\n## ")[1:]:
+        heading = "## " + part.split("\n", 1)[0]
+        if heading != "## Misses" and heading not in markdown:
+            markdown = with_section(markdown, "## " + part.rstrip("\n"), heading)
+    return markdown
+
+
 def write_section(path: Path, section: str, heading: str) -> None:
     """Put ``section`` (under ``heading``) into the markdown file ``path``, made if missing."""
     path = Path(path)

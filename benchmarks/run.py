@@ -54,7 +54,7 @@ from pathlib import Path
 
 from benchmarks.kernel import machine, resolve_notebooks, run_floor, run_notebook
 from benchmarks.report import (MB, SITE_HEADING, browser_report, build_report, format_summary, site_report,
-                               summarize, with_browser_section, with_section)
+                               summarize, with_browser_section, with_kept_sections, with_section)
 from utils.threads import LIBRARY_VARIABLES
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
@@ -125,6 +125,8 @@ def main(argv=None) -> int:
     markdown, misses = build_report(results, floor, machine(), runs, started, (load_start, os.getloadavg()[0]))
     section, site_misses = _site_part(runs)
     markdown, misses = with_section(markdown, section, SITE_HEADING), misses + site_misses
+    if args.output.exists():  # what this run does not measure keeps its last measurement
+        markdown = with_kept_sections(markdown, args.output.read_text(encoding="utf-8"))
     args.output.write_text(markdown, encoding="utf-8")
     print()
     print(markdown)

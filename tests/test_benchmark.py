@@ -351,3 +351,12 @@ def test_the_site_benchmark_refuses_a_count_of_runs_that_is_not_one_or_more():
     for runs in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="runs must be a whole number of at least 1"):
             site_build.measure(runs)
+
+
+def test_a_run_that_skips_a_part_keeps_that_part_s_last_measurement():
+    previous = "# Benchmark results\n\n## Notebooks\n\nold\n\n## A class on one machine\n\nfive students\n\n## Misses\n\nnone\n"
+    new = "# Benchmark results\n\n## Notebooks\n\nnew\n\n## Misses\n\none\n"
+    kept = report.with_kept_sections(new, previous)
+    assert "## Notebooks\n\nnew" in kept and "old" not in kept
+    assert kept.index("## A class on one machine\n\nfive students") < kept.index("## Misses\n\none")
+    assert report.with_kept_sections(new, new) == new
