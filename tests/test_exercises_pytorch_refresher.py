@@ -59,6 +59,10 @@ CASES = [
          "one token x = [1, -2, 0.5, 4, 0], backward pass"),
         ("eps ignored", _LN + "    return gamma * (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False, keepdim=True) + 1e-5) + beta\n",
          "does not use the eps it was given"),
+        ("eps squared", _LN + "    return gamma * (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False, keepdim=True) + eps ** 2) + beta\n",
+         "eps is squared"),
+        ("native_layer_norm", "def layer_norm(x, gamma, beta, eps):\n"
+         "    return torch.native_layer_norm(x, x.shape[-1:], gamma, beta, eps)[0]\n", "native_layer_norm, rms_norm"),
         ("rounded", _LN + "    y = gamma * (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False, keepdim=True) + eps) + beta\n"
          "    return torch.round(y, decimals=3)\n", "rounded to 3 decimals"),
     ]),

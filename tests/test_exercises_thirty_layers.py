@@ -44,6 +44,8 @@ CASES = [
         ("differentiated with respect to x", GAINS_WITH_RESPECT_TO_X, "not with respect to the LayerNorm's input"),
         ("loss output.sum()", GAINS_OF_THE_SUM, "or the loss is constant (output.sum()"),
         ("not divided by |g|", GAINS_NOT_DIVIDED, "divide by the norm of g"),
+        ("LayerNorm without eps", GAINS.replace("F.layer_norm(u, (u.shape[-1],))", "F.layer_norm(u, (u.shape[-1],), eps=0.0)"),
+         "your LayerNorm has no eps"),
         ("u detached before the LayerNorm", GAINS.replace("F.layer_norm(u,", "F.layer_norm(u.detach(),")
          .replace("(grad,) = torch.autograd.grad(", "(grad,) = torch.autograd.grad(u.sum() * 0 + ")
          , "every gain is 0: no gradient reached u"),
@@ -62,6 +64,8 @@ CASES = [
         ("input left out", WITHOUT_THE_INPUT, "include the input x_0"),
         ("the caller's stack frozen", NORMS.replace("    xs = [", "    stack.requires_grad_(False)\n    xs = ["),
          "switched off requires_grad"),
+        ("the caller's stack switched to eval mode", NORMS.replace("    xs = [", "    stack.eval()\n    xs = ["),
+         "its train/eval mode"),
         ("the graph cut between blocks", NORMS.replace("xs.append(block(xs[-1]))", "xs.append(block(xs[-1].detach()))"),
          "The input of block 1 does not require grad"),
         ("a generator", NORMS.replace("return [x_l.grad.norm().item() for x_l in xs]",

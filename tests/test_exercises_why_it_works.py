@@ -10,6 +10,7 @@ _LAG = "def lag1_autocorrelation(values):\n    c = values - values.mean()\n"
 
 CASES = [
     ExerciseCases(ex.delete_block, NOTEBOOK, "delete_block", wrong=[
+        ("block deleted from the list", _COPY + "    del lesioned.blocks[k]\n    return lesioned\n", "the outputs are right, but block k"),
         ("the copy retyped", _COPY.replace("copy.deepcopy(model)", "copy.deepcopy(model).float()")
          + "    lesioned.blocks[k] = nn.Identity()\n    return lesioned\n", "has torch.float32 weights"),
         ("off by one (k + 1)", _COPY + "    lesioned.blocks[k + 1] = nn.Identity()\n    return lesioned\n",

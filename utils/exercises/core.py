@@ -193,8 +193,8 @@ def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, ti
         argument = f"`{given}`" if given else f"number {position + 1}"
         if not _same(original, passed):  # values first: `x += f` also switches requires_grad on
             if hasattr(original, "state_dict") and hasattr(original, "modules"):  # a torch model
-                raise Mistake(f"`{name}` changed the model you were given in place (its blocks, weights, their dtype "
-                              "or BatchNorm "
+                raise Mistake(f"`{name}` changed the model you were given in place (its blocks, weights, their dtype, "
+                              "its train/eval mode or BatchNorm "
                               f"statistics) when called with {shown}: work on `copy.deepcopy({given or 'model'})`.")
             raise Mistake(f"`{name}` changed its argument {argument} in place when called with "
                           f"{shown}. Compute a new value instead (for example `x + f` rather than `x += f`): "
@@ -384,7 +384,9 @@ def name_by_shape(got: np.ndarray, want: np.ndarray, *, rtol: float = 1e-6, atol
         return ("your result is the transpose of the right one: rows and columns are swapped. Check the order of a "
                 "matrix product, or which index counts the rows.")
     for decimals in range(9):
-        if worst > 0 and np.allclose(got, np.round(want, decimals), rtol=0, atol=1e-9):
+        rounded = np.round(want, decimals)
+        if worst > 0 and not np.allclose(rounded, want, rtol=0, atol=1e-9) and np.allclose(got, rounded, rtol=0,
+                                                                                              atol=1e-9):
             return (f"your result is the right one rounded to {decimals} decimal{'s' * (decimals != 1)}: return it "
                     "unrounded, and round only when you print.")
     if worst <= 1e-4 * max(scale, 1.0):
@@ -466,7 +468,8 @@ def expect_gradients(got, want, leaves: dict, *, name: str, shown: str, rtol: fl
     for what, right, mine in zip(names, wanted, found):  # a tensor cut off entirely says most
         if not bool(mine.abs().max() > 0) and bool(right.abs().max() > 0):
             raise Mistake(f"for {shown}: `{name}` gives the right values, but no gradient reaches {what} through "
-                          f"them: {cut}. {leaves[what][1]}")
+                          f"them: {cut}; or, if nothing is cut, your formula's slope with respect to it is 0 here "
+                          f"(abs() or ReLU of a gate at 0 has none): use it directly. {leaves[what][1]}")
     for what, right, mine in zip(names, wanted, found):
         why = leaves[what][1]
         if not torch.allclose(mine, right, rtol=rtol, atol=atol):
@@ -474,7 +477,7 @@ def expect_gradients(got, want, leaves: dict, *, name: str, shown: str, rtol: fl
             raise Mistake(f"for {shown}: `{name}` gives the right values here, but the gradient with respect to "
                           f"{what} is off by up to {worst:.3g}. Either part of the way from {what} to the output "
                           "is cut from autograd's graph (`.detach()`, `.data`, `.item()`, `torch.no_grad()`, a "
-                          "copy made with torch.tensor), or your formula is another function that happens to agree with the "
+                          "copy made with torch.tensor), or part of it ran in float32, or your formula is another function that happens to agree with the "
                           f"task's on these inputs: compare it with the task's, term by term. {why}")
 
 
@@ -526,8 +529,8 @@ def _same(a, b) -> bool:
     """Whether an argument still equals the copy taken before the learner's call."""
     if hasattr(a, "state_dict") and hasattr(b, "state_dict"):  # a torch module: its layers and weights
         first, second = a.state_dict(), b.state_dict()
-        return ([type(m) for m in a.modules()] == [type(m) for m in b.modules()] and first.keys() == second.keys()
-                and all(_same(first[k], second[k]) for k in first))
+        return ([(type(m), m.training) for m in a.modules()] == [(type(m), m.training) for m in b.modules()]
+                and first.keys() == second.keys() and all(_same(first[k], second[k]) for k in first))
     if hasattr(a, "detach") and hasattr(b, "detach"):
         if a.dtype != b.dtype:
             return False

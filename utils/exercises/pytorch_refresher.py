@@ -49,6 +49,8 @@ def _layer_norm_mistakes(x, gamma, beta, eps) -> list[tuple]:
         (gamma * centred / (biased.sqrt() + eps) + beta,
          "eps is added to the standard deviation. LayerNorm adds it to the variance, inside the square root: "
          "divide by sqrt(variance + eps)."),
+        (gamma * centred / torch.sqrt(biased + eps ** 2) + beta,
+         "eps is squared: add eps itself to the variance, sqrt(variance + eps)."),
         (gamma * centred / biased.sqrt() + beta,
          "eps is missing: divide by sqrt(variance + eps), not by sqrt(variance) (eps keeps a constant token "
          "from giving 0 / 0)."),
@@ -101,11 +103,13 @@ def _library_layer_norm_refused():
     Mistake instead of the result the checker compares against."""
     def refuse(*_args, **_kwargs):
         raise Mistake("your `layer_norm` calls one of torch's own normalisations (F.layer_norm, nn.LayerNorm, "
-                      "group_norm, instance_norm, batch_norm or F.normalize). The exercise is to write it yourself with tensor arithmetic: the mean, the "
+                      "native_layer_norm, rms_norm, group_norm, instance_norm, batch_norm or F.normalize). The exercise is to write it yourself with tensor arithmetic: the mean, the "
                       "variance and the division, as in the worked example above.")
     places = [(functional, name) for name in ("layer_norm", "group_norm", "instance_norm", "batch_norm", "normalize")]
-    places += [(torch, "layer_norm"), (torch, "group_norm"), (torch, "instance_norm"), (torch, "batch_norm"),
-               (torch.nn.LayerNorm, "forward")]
+    places += [(functional, "rms_norm")] if hasattr(functional, "rms_norm") else []
+    places += [(torch, name) for name in ("layer_norm", "native_layer_norm", "rms_norm", "group_norm", "instance_norm",
+                                          "batch_norm") if hasattr(torch, name)]
+    places += [(torch.nn.LayerNorm, "forward")]
     saved = [getattr(owner, attribute) for owner, attribute in places]
     for owner, attribute in places:
         setattr(owner, attribute, refuse)

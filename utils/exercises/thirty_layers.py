@@ -154,9 +154,9 @@ activation_gradient_norms = Exercise(
 
 # ----- Exercise 06.1: LayerNorm divides the gradient by its input's size ------------------
 
-def _layernorm_gain(u: torch.Tensor, g: torch.Tensor, loss: str = "projection") -> float:
+def _layernorm_gain(u: torch.Tensor, g: torch.Tensor, loss: str = "projection", eps: float = 1e-5) -> float:
     u = u.detach().clone().requires_grad_(True)
-    out = functional.layer_norm(u, (u.shape[-1],))
+    out = functional.layer_norm(u, (u.shape[-1],), eps=eps)
     (grad,) = torch.autograd.grad((out * g).sum() if loss == "projection" else out.sum(), u)
     return float(grad.norm()) / float(g.norm())
 
@@ -179,6 +179,9 @@ def _check_layernorm_gains(answer) -> str:
              "loss (a `.detach()`, `.data`, `torch.no_grad()` or NumPy on the way), or the loss is constant "
              "(output.sum(), which LayerNorm makes 0 for every input). Use (F.layer_norm(u, ...) * g).sum() on "
              "u itself."),
+            ([_layernorm_gain(c * x, g, eps=0.0) for c in scales],
+             "your LayerNorm has no eps (or another one than F.layer_norm's default, 1e-5), which matters most for "
+             "the small inputs: call F.layer_norm(u, (u.shape[-1],)) without changing eps."),
             (want * np.array(scales), "every scale gives the same gain: you differentiated with respect to x, "
                                       "not with respect to the LayerNorm's input u = c * x. The factor c "
                                       "then cancels LayerNorm's 1/c. Make u a leaf that requires grad."),
