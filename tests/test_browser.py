@@ -11,8 +11,9 @@ skipped, except when CI=true, where they fail. Run them with ``pytest -m browser
 One JupyterLab server serves all notebooks (from a private copy of the repository, so
 nothing here writes to the notebooks), with private JUPYTER_* directories and settings; each
 notebook's kernel is shut down after its test, and the server is stopped by its PID. The
-server and browser set-up, and the bare-Image floor every LivePlot's speed is checked
-against (loosely: at most 3x), are the benchmark's (benchmarks/lab_session.py, browser.py).
+server and browser set-up, and the bare-Image floor printed beside every LivePlot's move
+times (reported, not asserted: the latency targets are `make benchmark`'s), are the
+benchmark's (benchmarks/lab_session.py, browser.py).
 """
 from __future__ import annotations
 
@@ -38,9 +39,6 @@ REDRAW_MS = 300_000
 LIVEPLOT = lab_tools.LIVEPLOT
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 STDERR = '[data-mime-type="application/vnd.jupyter.stderr"]'
-# A LivePlot whose median move, end to end in the page, takes more than this many times the
-# bare-Image floor fails: loose, so only a regression shows (the benchmark has the figures).
-FLOOR_RATIO = 3.0
 FLOOR_STEPS = 6
 
 
@@ -93,9 +91,8 @@ def _measure_floor(lab, browser) -> float:
 
 @pytest.fixture(scope="module")
 def floor_ms(lab, browser):
-    """The floor measured once, before the notebooks: each LivePlot is judged against it, and
-    against a floor measured again at once if it looks slow (the other test worker may be
-    loading the machine more than when the first floor was taken: compare like with like)."""
+    """The bare-Image floor, measured once before the notebooks and printed beside each
+    LivePlot's move times, so a reader of the log can tell a slow widget from a busy machine."""
     return _measure_floor(lab, browser)
 
 
@@ -190,9 +187,10 @@ def test_notebook_runs_and_its_widgets_respond_in_jupyterlab(lab, browser, floor
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / f"{path.stem}.png"))
 
-        # Moving any slider or dropdown of a LivePlot redraws its picture and changes its text,
-        # and the median move, timed in the page from the input event until the new picture
-        # has decoded, takes at most FLOOR_RATIO times the bare-Image floor.
+        # Moving any slider or dropdown of a LivePlot redraws its picture and changes its text.
+        # Each move's time (from the input event until the new picture has decoded) is printed
+        # beside the bare-Image floor, but not asserted: on a shared machine a timed test fails
+        # for other people's work. `make benchmark`'s browser part holds the latency targets.
         moved = []
         for index in range(plots.count()):
             plot = plots.nth(index)
@@ -217,14 +215,6 @@ def test_notebook_runs_and_its_widgets_respond_in_jupyterlab(lab, browser, floor
                 times.append(timing["ms"])
                 moved.append(f"{what} {timing['ms']:.0f} ms")
                 page.wait_for_timeout(browser_benchmark.LOOK_MS)  # a learner looks before the next step
-            if times:
-                median = statistics.median(times)
-                if median > FLOOR_RATIO * floor_ms:
-                    floor_ms = max(floor_ms, _measure_floor(lab, browser))
-                assert median <= FLOOR_RATIO * floor_ms, (
-                    f"{path.name}: LivePlot {index} takes {median:.0f} ms per move end to end (median of "
-                    f"{[round(t) for t in times]}), more than {FLOOR_RATIO:g}x the bare-Image floor of "
-                    f"{floor_ms:.0f} ms; `make benchmark` times it in detail")
         print(f"\n{path.name}: run-all {run_seconds:.0f} s, {rendered} widgets rendered, "
               f"{plots.count()} LivePlots, moved: {moved or 'none'} (floor {floor_ms:.0f} ms); "
               f"total {time.perf_counter() - started:.0f} s")
