@@ -130,6 +130,7 @@ def test_nbval_uses_the_tolerant_comparison(tmp_path):
     """A real nbval run on a one-cell notebook: the last digit may move, half the value may not."""
     shutil.copy(ROOT / "conftest.py", tmp_path / "conftest.py")
     (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "__init__.py").write_text("")  # a package: older IPython puts its own `tests` on sys.path
     shutil.copy(ROOT / "tests" / "output_tolerance.py", tmp_path / "tests" / "output_tolerance.py")
 
     def run_with_stored(text):

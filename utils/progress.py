@@ -13,7 +13,7 @@ from .validation import check_int, check_text
 
 __all__ = ["progress_bar"]
 
-BAR_FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt}"  # l_bar: "description: 100%|"
+BAR_FORMAT = "{l_bar}{bar:10}| {n_fmt}/{total_fmt}"  # l_bar: "description: 100%|"; 10 wide in every tqdm
 
 
 def progress_bar(total: int, description: str = "") -> tqdm:
