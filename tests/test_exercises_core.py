@@ -377,3 +377,9 @@ def test_one_wrong_number_is_not_called_a_constant_factor_but_an_array_is(value)
     want = np.asarray(value, dtype=np.float64)
     said = core.name_by_shape(3 * want, want)
     assert (said is not None and "times the right one" in said) == (want.size > 1)
+
+
+def test_other_dtype_names_the_first_parameter_of_another_type():
+    layer = torch.nn.Linear(2, 2)
+    assert core.other_dtype(layer, torch.float32) is None
+    assert core.other_dtype(layer.double(), torch.float32) == torch.float64

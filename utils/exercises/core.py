@@ -258,6 +258,12 @@ def expect_float_list(value, *, name: str, shown: str) -> list[float]:
     return [float(item) for item in value]
 
 
+def other_dtype(module, dtype):
+    """The first dtype among ``module``'s parameters other than ``dtype`` (None if all are it):
+    an answer that retyped a model gets its own message, not a crash deep inside torch."""
+    return next((p.dtype for p in module.parameters() if p.dtype != dtype), None)
+
+
 def _holds_text(value) -> bool:
     """Whether a result is, or contains, strings: NumPy would turn "0.5" into 0.5 silently."""
     if isinstance(value, (str, bytes)):

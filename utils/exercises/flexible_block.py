@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as functional
 from torch import nn
 
-from utils.exercises.core import (GATE_WHY, INPUT_WHY, Exercise, Mistake, call, expect_close, expect_float64,
+from utils.exercises.core import (GATE_WHY, INPUT_WHY, Exercise, Mistake, call, expect_close, expect_float64, other_dtype,
                                   expect_gradients, parameter_leaves, require_function)
 
 _D = 6
@@ -169,9 +169,9 @@ def _instance(answer, d: int) -> nn.Module:
         raise Mistake(f"ReZeroBlock({d}) has no `self.alpha`" + (f" (its own parameters: {', '.join(own)})" if own
                       else "") + ". Name the gate self.alpha: the checker, like the notebook's training code, looks "
                       "for it by that name.")
-    retyped = {p.dtype for p in block.parameters()} - {torch.float32}
-    if retyped:
-        raise Mistake(f"the weights of ReZeroBlock({d}) are {retyped.pop()}, not torch's default float32 (was "
+    retyped = other_dtype(block, torch.float32)
+    if retyped is not None:
+        raise Mistake(f"the weights of ReZeroBlock({d}) are {retyped}, not torch's default float32 (was "
                       "torch.set_default_dtype or .double() called in __init__?). Leave the dtype alone: the "
                       "caller converts the whole model when it needs to.")
     if not isinstance(alpha, nn.Parameter):

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from utils.exercises.core import (Exercise, Mistake, call, describe_container, expect_close, expect_float64,
-                                  require_function)
+                                  other_dtype, require_function)
 from utils.lesion import delete_blocks
 from utils.mlp import MLP, make_mlp
 
@@ -71,9 +71,9 @@ def _check_lesion(answer) -> str:
         if not isinstance(lesioned, nn.Module):
             raise Mistake(f"`delete_block` returned a {type(lesioned).__name__} for {shown}; return the lesioned "
                           "network (an nn.Module).")
-        retyped = {p.dtype for p in lesioned.parameters()} - {torch.float64}
-        if retyped:
-            raise Mistake(f"the network `delete_block` returned for {shown} has {retyped.pop()} weights; the one you "
+        retyped = other_dtype(lesioned, torch.float64)
+        if retyped is not None:
+            raise Mistake(f"the network `delete_block` returned for {shown} has {retyped} weights; the one you "
                           "were given has float64. Change which blocks it has, not the type of its weights (no "
                           "`.float()`).")
         try:
