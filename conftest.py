@@ -8,6 +8,10 @@ their last printed digit unless the cell declares its own rule (so a stored outp
 on any CPU, numeric backend and thread count). tests/test_notebooks_saved.py checks that
 every notebook was saved with its outputs.
 """
+import sys
+
+import pytest
+
 from tests import output_tolerance
 from utils.threads import fit_cpu_share
 
@@ -104,3 +108,13 @@ def pytest_configure(config):
     # another order: outputs are compared as output_tolerance says, and
     # scripts/backend_matrix.py checks them under other kernels, with one thread and with two.
     fit_cpu_share()
+
+
+@pytest.fixture(autouse=True)
+def _no_drawing_ahead_into_the_next_test():
+    """A live plot's background thread may still draw after the test that moved its controls;
+    its models, built under torch's fork_rng, would disturb the next test's random draws in this
+    worker. The kernel pauses it before every cell in the same way (utils.pictures)."""
+    yield
+    if "utils.pictures" in sys.modules:
+        sys.modules["utils.pictures"]._pause_drawing_ahead()

@@ -1,3 +1,4 @@
+import sys
 import threading
 
 import ipywidgets
@@ -252,3 +253,31 @@ def test_stop_waits_for_the_picture_in_progress_and_draws_nothing_more():
     assert kept._thread is None and [n for _, n, _ in calls] == [1, 2]  # n=2 finished, n=3 never started
     kept.draw_ahead({"n": 1}, [{"n": 4}])  # stopped: decided at once, no thread starts
     assert kept._thread is None and kept.drawn_ahead == 1
+
+
+def test_a_cell_about_to_run_waits_for_the_picture_in_progress_and_drops_the_guesses():
+    started, go = gate = _gate()
+    render, calls = _counting_render({2: gate})
+    kept = _Pictures(render, plotting._empty_figure())
+    kept.draw(plotting._empty_figure(), {"n": 1})
+    kept.draw_ahead({"n": 1}, [{"n": 2}, {"n": 3}])
+    assert started.wait(10)
+    idle = kept.idle
+    kept.idle = lambda timeout: (go.set(), idle(timeout))[1]  # n=2 ends while the cell waits
+    pictures._pause_drawing_ahead({"raw_cell": "x = torch.randn(3)"})
+    assert kept._drawing_ahead is None and kept._wanted == []
+    assert [n for _, n, _ in calls] == [1, 2]  # n=3 never started: the cell has the CPU to itself
+    del kept.idle
+    kept.draw_ahead({"n": 1}, [{"n": 4}])  # the next move of a control draws ahead again
+    assert kept.idle() and kept.find({"n": 4}) == "picture 4"
+
+
+def test_the_pause_is_hooked_into_the_kernel_once_before_each_cell(monkeypatch):
+    from IPython.core.events import EventManager
+
+    shell = type("Shell", (), {})()
+    shell.events = EventManager(shell, {"pre_run_cell": lambda info: None})
+    monkeypatch.setattr(sys.modules["IPython"], "get_ipython", lambda: shell)
+    _Pictures(lambda figure, values: None, plotting._empty_figure())
+    _Pictures(lambda figure, values: None, plotting._empty_figure())
+    assert shell.events.callbacks["pre_run_cell"] == [pictures._pause_drawing_ahead]

@@ -20,6 +20,7 @@ so a draw function stays a plain ``draw(fig, **values)`` that calls ``fig.subplo
 from __future__ import annotations
 
 import atexit
+import sys
 import threading
 import time
 import weakref
@@ -35,6 +36,22 @@ __all__: list[str] = []  # the machinery behind widgets.LivePlot: nothing here i
 _IDLE_SECONDS = 30.0  # a background thread with nothing to draw for this long ends
 _SLOW_SECONDS = 0.5  # no drawing ahead from a setting whose picture took longer
 _ALL: "weakref.WeakSet[_Pictures]" = weakref.WeakSet()
+
+
+def _pause_drawing_ahead(*_) -> None:
+    """Before each cell the kernel runs: finish every background picture and drop the guesses
+    still waiting (the next move of a control asks again). The learner's code then has the CPU
+    and torch's global random state to itself: drawing a model under ``fork_rng`` saves and
+    restores that state, which would undo or repeat the draws of a cell running meanwhile."""
+    for pictures in list(_ALL):
+        pictures.pause()
+
+
+def _pause_before_each_cell() -> None:
+    """Hook ``_pause_drawing_ahead`` into the running IPython kernel, once (nothing outside one)."""
+    shell = sys.modules["IPython"].get_ipython() if "IPython" in sys.modules else None
+    if shell is not None and _pause_drawing_ahead not in shell.events.callbacks["pre_run_cell"]:
+        shell.events.register("pre_run_cell", _pause_drawing_ahead)
 
 
 @atexit.register
@@ -145,6 +162,7 @@ class _Pictures:
         self._stopped = False
         self.drawn_ahead = 0  # how many pictures the background thread has drawn
         _ALL.add(self)
+        _pause_before_each_cell()
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -155,8 +173,7 @@ class _Pictures:
         the learner has moved, so those guesses are stale."""
         key = _setting_key(values)
         with self._changed:
-            self._wanted.clear()
-            self._changed.notify_all()
+            self._forget_wanted()
             while self._drawing_ahead == key:
                 self._changed.wait()
             if key in self._kept:
@@ -201,13 +218,23 @@ class _Pictures:
         with self._changed:
             return self._changed.wait_for(lambda: not self._wanted and self._drawing_ahead is None, timeout)
 
+    def pause(self, timeout: float = 10.0) -> bool:
+        """Forget the settings waiting to be drawn ahead, and wait (up to ``timeout`` seconds)
+        for the one in progress; whether it finished."""
+        with self._changed:
+            self._forget_wanted()
+        return self.idle(timeout)
+
+    def _forget_wanted(self) -> None:
+        self._wanted.clear()
+        self._changed.notify_all()
+
     def stop(self, timeout: float = 10.0) -> None:
         """Draw nothing more ahead; wait (up to ``timeout`` seconds) for a picture in progress."""
         with self._changed:
             self._stopped = True
-            self._wanted.clear()
+            self._forget_wanted()
             thread = self._thread
-            self._changed.notify_all()
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
 
