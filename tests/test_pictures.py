@@ -240,13 +240,20 @@ def test_live_plot_draws_every_move_from_scratch_when_switched_off(monkeypatch):
     assert panel.last_kept is False and panel.text == "depth 5, scale 1.00"
 
 
-def test_stop_waits_for_the_picture_in_progress_and_draws_nothing_more():
+def _inside_n2_of_two_drawn_ahead():
+    """Pictures with n=1 drawn, n=2 and n=3 asked for ahead, and the background thread inside
+    n=2 until ``go`` is set."""
     started, go = gate = _gate()
     render, calls = _counting_render({2: gate})
     kept = _Pictures(render, plotting._empty_figure())
     kept.draw(plotting._empty_figure(), {"n": 1})
     kept.draw_ahead({"n": 1}, [{"n": 2}, {"n": 3}])
     assert started.wait(10)
+    return kept, calls, go
+
+
+def test_stop_waits_for_the_picture_in_progress_and_draws_nothing_more():
+    kept, calls, go = _inside_n2_of_two_drawn_ahead()
     thread = kept._thread
     thread.join = lambda timeout: (go.set(), threading.Thread.join(thread, timeout))  # n=2 ends while stop() waits
     kept.stop()
@@ -256,12 +263,7 @@ def test_stop_waits_for_the_picture_in_progress_and_draws_nothing_more():
 
 
 def test_a_cell_about_to_run_waits_for_the_picture_in_progress_and_drops_the_guesses():
-    started, go = gate = _gate()
-    render, calls = _counting_render({2: gate})
-    kept = _Pictures(render, plotting._empty_figure())
-    kept.draw(plotting._empty_figure(), {"n": 1})
-    kept.draw_ahead({"n": 1}, [{"n": 2}, {"n": 3}])
-    assert started.wait(10)
+    kept, calls, go = _inside_n2_of_two_drawn_ahead()
     idle = kept.idle
     kept.idle = lambda timeout: (go.set(), idle(timeout))[1]  # n=2 ends while the cell waits
     pictures._pause_drawing_ahead({"raw_cell": "x = torch.randn(3)"})
