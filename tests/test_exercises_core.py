@@ -254,6 +254,7 @@ def test_expect_float64_accepts_float64_and_plain_numbers(value):
     (np.arange(1.0, 5.0) + 0.5, "off by the same amount, 0.5"),
     (np.array([0.0, 0.0, 0.0, 4.0]), "only the last entry"),
     (np.arange(1.0, 5.0) * (1 + 1e-7 * np.array([1, -1, 2, 0])), "only at the level of rounding"),
+    (np.arange(4.0, 0.0, -1.0), "the right ones in reverse order"),
 ])
 def test_name_by_shape_names_the_shape_of_a_mistake(got, fragment):
     assert fragment in core.name_by_shape(got, np.arange(1.0, 5.0))
@@ -383,3 +384,29 @@ def test_other_dtype_names_the_first_parameter_of_another_type():
     layer = torch.nn.Linear(2, 2)
     assert core.other_dtype(layer, torch.float32) is None
     assert core.other_dtype(layer.double(), torch.float32) == torch.float64
+
+
+def test_a_rounding_level_difference_is_told_to_keep_the_tasks_own_precision():
+    want = np.arange(1.0, 5.0)
+    got = want * (1 + 1e-7 * np.array([1, -1, 2, 0]))
+    assert "Keep every step in float64" in core.name_by_shape(got, want)
+    assert "the task's float32" in core.name_by_shape(got, want, precision="float32")
+    with pytest.raises(Mistake, match="Keep every step in the task's float32, as its tensors"):
+        core.expect_close(want * (1 + 1e-5 * np.array([1, -1, 2, 0])), torch.tensor(want, dtype=torch.float32),
+                          name="f", shown="x")
+    with pytest.raises(Mistake, match=r"expected shape \(1,\) \(1 number\)\."):
+        core.expect_close([1.0, 2.0], np.array([1.0]), name="f", shown="x")
+
+
+def test_a_gradient_off_at_the_level_of_rounding_is_named_as_precision_not_as_a_cut_graph():
+    weight = torch.tensor([0.3, -1.2, 2.0], dtype=torch.float64, requires_grad=True)
+    with torch.enable_grad():
+        want = torch.tanh(3.0 * weight)
+        rounded = torch.tanh(3.0 * weight.float()).double()
+        other = torch.tanh(3.0 * weight.detach()) + 0.1 * (weight - weight.detach())
+    leaves = {"the weight": (weight, core.WEIGHT_WHY)}
+    with pytest.raises(Mistake, match="differs only at the level of rounding .* another precision than the task's "
+                                      "float64"):
+        core.expect_gradients(rounded, want, leaves, name="f", shown="x")
+    with pytest.raises(Mistake, match="is off by up to .* cut from autograd's graph"):
+        core.expect_gradients(other, want, leaves, name="f", shown="x")

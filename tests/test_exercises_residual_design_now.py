@@ -22,8 +22,10 @@ CASES = [
         ("at-least-one-pass", _sinkhorn(_LOOP.replace("iterations", "max(iterations, 1)") + _ROWS + _COLS),
          "with 0 the matrix comes back unchanged"),
         ("one-pass", _sinkhorn(_ROWS.replace("        ", "    ") + _COLS.replace("        ", "    ")),
-         "one iteration whatever"),
-        ("one-too-few", _sinkhorn("    for _ in range(iterations - 1):\n" + _ROWS + _COLS), "one iteration too few"),
+         "you ran 1 iteration where iterations=3"),
+        ("one-too-few", _sinkhorn("    for _ in range(iterations - 1):\n" + _ROWS + _COLS),
+         "you ran 2 iterations where iterations=3"),
+        ("fixed-count", _sinkhorn(_LOOP.replace("iterations", "10") + _ROWS + _COLS), "you ran 10 iterations where"),
         ("exp", _sinkhorn("    out = torch.exp(matrix)\n" + _LOOP + _ROWS + _COLS), "applied exp"),
         ("in-place", "def sinkhorn(matrix, iterations):\n    for _ in range(iterations):\n"
          "        matrix /= matrix.sum(dim=1, keepdim=True)\n        matrix /= matrix.sum(dim=0, keepdim=True)\n"

@@ -286,10 +286,22 @@ def describe_container(value) -> str:
 _LOW_PRECISION = ("float32", "float16", "bfloat16")
 
 
+def _dtype_name(value) -> str:
+    return str(getattr(value, "dtype", "")).removeprefix("torch.")
+
+
+def _keep_precision(precision: str) -> str:
+    """How to stay in the task's precision, in words."""
+    if precision == "float64":
+        return "float64 (no `.float()`, `np.float32` or torch.tensor without dtype)"
+    return (f"the task's {precision}, as its tensors and model are (no detour through float64 or NumPy, and "
+            "no `.double()`)")
+
+
 def expect_float64(value, *, what: str, shown: str, why: str) -> None:
     """A float32 (or float16) array or tensor gets its own message: the formula may be right,
     and "wrong values, work through one entry by hand" would send the learner hunting."""
-    kind = str(getattr(value, "dtype", "")).removeprefix("torch.")
+    kind = _dtype_name(value)
     if kind in _LOW_PRECISION:
         raise Mistake(f"{what} for {shown} is {kind}: keep it in float64. {why}")
 
@@ -302,6 +314,7 @@ def expect_close(got, want, *, name: str, shown: str, mistakes=(), rtol: float =
     (``(words, value)`` pairs such as ``("the skip path x", x)``), a term left out or
     subtracted; then :func:`name_by_shape` names mistakes any exercise can make."""
     mistakes = list(mistakes) + _term_mistakes(want, terms)
+    precision = _dtype_name(want) if _dtype_name(want) in _LOW_PRECISION else "float64"
     returned = got
     got = as_array(got, name, shown)
     want = np.asarray(want, dtype=np.float64)
@@ -320,7 +333,7 @@ def expect_close(got, want, *, name: str, shown: str, mistakes=(), rtol: float =
             raise Mistake(f"`{name}` returned {describe_container(returned)} for {shown}, each of the right shape "
                           f"{want.shape}: return one result (if they are parts of it, add them).")
         raise Mistake(f"`{name}` returned {describe_container(returned)} for {shown}; expected shape {want.shape}"
-                      + (f" ({want.size} numbers)." if want.ndim <= 1 else "."))
+                      + (f" ({want.size} number{'s' * (want.size != 1)})." if want.ndim <= 1 else "."))
     if np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
         return
     for wrong, explanation in mistakes:
@@ -332,7 +345,7 @@ def expect_close(got, want, *, name: str, shown: str, mistakes=(), rtol: float =
         raise Mistake(f"`{name}` returned {where} for {shown}; the right result is finite. "
                       + ("NaN comes from 0 / 0, inf - inf or the log or square root of a negative number."
                          if where == "NaN" else "A value grew past float64's range (about 1e308) on the way."))
-    shape = name_by_shape(got, want, rtol=rtol, atol=atol)
+    shape = name_by_shape(got, want, rtol=rtol, atol=atol, precision=precision)
     if shape is not None:
         raise Mistake(f"for {shown}: {shape}")
     worst = float(np.max(np.abs(got - want)))
@@ -370,10 +383,12 @@ def _ratio_name(ratio: float, want: np.ndarray) -> str:
     return ""
 
 
-def name_by_shape(got: np.ndarray, want: np.ndarray, *, rtol: float = 1e-6, atol: float = 1e-9) -> str | None:
+def name_by_shape(got: np.ndarray, want: np.ndarray, *, rtol: float = 1e-6, atol: float = 1e-9,
+                  precision: str = "float64") -> str | None:
     """What a wrong result of the right shape is, by its shape alone, in a sentence (None if
     nothing fits): the exact negative, a constant factor, a constant offset, the transpose,
-    only the last entry right, or a difference at the level of rounding."""
+    the right numbers in reverse order, only the last entry right, or a difference at the
+    level of rounding (for a task computed in ``precision``)."""
     got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
     if got.shape != want.shape or not np.all(np.isfinite(got)) or not np.all(np.isfinite(want)):
         return None
@@ -389,6 +404,9 @@ def name_by_shape(got: np.ndarray, want: np.ndarray, *, rtol: float = 1e-6, atol
     if want.ndim >= 2 and want.shape[-1] == want.shape[-2] and close(got, want.swapaxes(-1, -2)):
         return ("your result is the transpose of the right one: rows and columns are swapped. Check the order of a "
                 "matrix product, or which index counts the rows.")
+    if want.ndim == 1 and want.size > 1 and not close(want, want[::-1]) and close(got, want[::-1]):
+        return ("your numbers are the right ones in reverse order: the first entry must come first (check the "
+                "order of your loop, or a list built from the end or reversed).")
     for decimals in range(9):
         rounded = np.round(want, decimals)
         if worst > 0 and not np.allclose(rounded, want, rtol=0, atol=1e-9) and np.allclose(got, rounded, rtol=0,
@@ -398,9 +416,8 @@ def name_by_shape(got: np.ndarray, want: np.ndarray, *, rtol: float = 1e-6, atol
     if worst <= 1e-4 * max(scale, 1.0):
         return (f"your result differs from the right one only at the level of rounding (by up to {worst:.2g}): "
                 "the formula looks right, but some step ran in lower precision, with a slightly different "
-                "constant, or the result was rounded. Keep every step in float64 (no `.float()`, `np.float32` or "
-                "torch.tensor without dtype), use the constants exactly as the task gives them, and round only "
-                "when you print.")
+                "constant, or the result was rounded. Keep every step in " + _keep_precision(precision) + ", use the "
+                "constants exactly as the task gives them, and round only when you print.")
     usable = np.abs(want) > 1e-12 * max(scale, 1e-300)
     if want.size > 1 and usable.any() and scale > atol:  # for one number, any wrong value is "a factor"
         ratios = got[usable] / want[usable]
@@ -480,11 +497,17 @@ def expect_gradients(got, want, leaves: dict, *, name: str, shown: str, rtol: fl
         why = leaves[what][1]
         if not torch.allclose(mine, right, rtol=rtol, atol=atol):
             worst = float((mine - right).abs().max())
+            if worst <= 1e-4 * max(float(right.abs().max()), 1.0):
+                precision = _dtype_name(want)
+                raise Mistake(f"for {shown}: `{name}` gives the right values here, and the gradient with respect to "
+                              f"{what} differs only at the level of rounding (by up to {worst:.2g}): some step ran in "
+                              f"another precision than the task's {precision}. Keep every step in "
+                              f"{_keep_precision(precision)}. {why}")
             raise Mistake(f"for {shown}: `{name}` gives the right values here, but the gradient with respect to "
                           f"{what} is off by up to {worst:.3g}. Either part of the way from {what} to the output "
                           "is cut from autograd's graph (`.detach()`, `.data`, `.item()`, `torch.no_grad()`, a "
-                          "copy made with torch.tensor), or part of it ran in float32, or your formula is another function that happens to agree with the "
-                          f"task's on these inputs: compare it with the task's, term by term. {why}")
+                          "copy made with torch.tensor), or your formula is another function that happens to agree "
+                          f"with the task's on these inputs: compare it with the task's, term by term. {why}")
 
 
 def parameter_leaves(module, prefix: str = "") -> dict:

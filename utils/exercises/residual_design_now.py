@@ -17,6 +17,9 @@ U_WHY = ("Built from U with tensor operations, the weight passes U's gradient on
          "it can also be used where U itself is learned.")
 
 
+_MOST_ITERATIONS_TRIED = 50  # a wrong fixed count up to this many is named
+
+
 def _positive(rows: int, seed: int) -> torch.Tensor:
     generator = torch.Generator().manual_seed(seed)
     return torch.exp(torch.randn(rows, rows, generator=generator, dtype=torch.float64))
@@ -54,16 +57,14 @@ def _check_sinkhorn(answer) -> str:
              "is missing, or its sums lost their axis: `out.sum(dim=1)` is a row of numbers, so dividing by it "
              "divides column j by row j's sum, which the column step then undoes. Keep the axis with "
              "`out.sum(dim=1, keepdim=True)`."),
-            (_normalise(matrix, 1),
-             "you ran one iteration whatever `iterations` says: loop exactly `iterations` times (with 0 the "
-             "matrix comes back unchanged)."),
             (_normalise(matrix / matrix.max(), iterations, rows=False, cols=False),
              "you divided by the largest entry. Divide each row (then each column) by its own sum."),
             (_normalise(torch.exp(matrix), iterations),
              "you applied exp to the matrix. Its entries are positive already: normalise it as it is."),
+            *[(_normalise(matrix, ran), f"you ran {ran} iteration{'s' * (ran != 1)} where iterations={iterations}: "
+               "loop exactly `iterations` times (with 0 the matrix comes back unchanged).")
+              for ran in range(_MOST_ITERATIONS_TRIED + 1) if ran != iterations],
         ]
-        mistakes.append((_normalise(matrix, iterations - 1),
-                         "you ran one iteration too few: loop exactly `iterations` times."))
         expect_close(got, want, name="sinkhorn", shown=shown, mistakes=mistakes, rtol=1e-9, atol=1e-12)
         leaf = matrix.clone().requires_grad_()
         with torch.enable_grad():

@@ -16,6 +16,7 @@ from utils.exercises.core import (INPUT_WHY, WEIGHT_WHY, Exercise, Mistake, as_a
                                   expect_gradients, require_function)
 
 EPS = 1e-5  # nn.LayerNorm's default
+_OTHER_EPS = (1e-8, 1e-7, 1e-6, 1e-4, 1e-3, 1e-2, 0.1, 1.0)  # what learners put instead
 
 
 def _norm(x: torch.Tensor, dims=(-1,), *, unbiased: bool = False, eps: float = EPS,
@@ -105,6 +106,9 @@ def _check_sublayer(answer) -> str:
                      "your eps is not 1e-5 (left out, or far smaller): put eps = 1e-5 inside the square root, "
                      "sqrt(var + eps), as nn.LayerNorm does, so that a token whose features are all equal does not "
                      "divide by 0."),
+                    *[(x + sub(_norm(x, eps=eps)) if norm == "pre" else _norm(x + sub(x), eps=eps),
+                       f"your eps is {eps:g}, not 1e-5: use eps = 1e-5 (nn.LayerNorm's default, as the task "
+                       "says) inside the square root, sqrt(var + eps).") for eps in _OTHER_EPS],
                     (x + sub(_norm(x, eps_inside=False)) if norm == "pre" else _norm(x + sub(x), eps_inside=False),
                      "you added eps to the standard deviation, sqrt(var) + eps. LayerNorm adds it to the variance, "
                      "inside the square root: divide by sqrt(var + eps)."),
