@@ -54,6 +54,8 @@ CASES = [
     ExerciseCases(ex.rezero_block, NOTEBOOK, "ReZeroBlock", wrong=[
         ("with a LayerNorm", _rezero(_ALPHA + "\n        self.norm = nn.LayerNorm(d)",
                                      "x + self.alpha * self.fc2(F.gelu(self.fc1(self.norm(x))))"), "contains a LayerNorm"),
+        ("fc1 without bias", _rezero(_ALPHA + "\n        self.fc1 = nn.Linear(d, 4 * d, bias=False)", _RIGHT),
+         "has no bias (bias=False)"),
         ("alpha a float", _rezero("self.alpha = 0.0", _RIGHT), "`alpha` is a float, so the module does not register it"),
         ("alpha a plain tensor", _rezero("self.alpha = torch.zeros(())", _RIGHT), "Wrap the zero tensor in `nn.Parameter(...)`"),
         ("alpha starts at 1", _rezero("self.alpha = nn.Parameter(torch.ones(()))", _RIGHT), "ReZero starts it at 0"),

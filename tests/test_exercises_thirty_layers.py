@@ -1,7 +1,9 @@
-from tests.exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
+from tests.exercise_support import (ExerciseCases, enough_wrong_answers, recorded_answer, reference_passes,
+                                    wrong_answers_are_caught)
 from utils.exercises import thirty_layers as ex
 
 NOTEBOOK = "06_thirty_layers.ipynb"
+NAME = "activation_gradient_norms"
 
 # Right answers, and the wrong ones made from them by changing one thing.
 GAINS = '''
@@ -82,3 +84,14 @@ CASES = [
 test_reference_passes = reference_passes(CASES)
 test_wrong_answers = wrong_answers_are_caught(CASES)
 test_enough = enough_wrong_answers(CASES)
+
+
+def test_a_right_answer_that_leaves_gradients_on_the_stacks_weights_passes_with_a_note():
+    autograd_grad = NORMS.replace("(xs[-1] * g).sum().backward()\n    return [x_l.grad.norm().item() for x_l in xs]",
+                                  "grads = torch.autograd.grad((xs[-1] * g).sum(), xs)\n"
+                                  "    return [grad.norm().item() for grad in grads]")
+    with_backward, with_autograd_grad = (ex.activation_gradient_norms.check(recorded_answer(source, NAME))
+                                         for source in (NORMS, autograd_grad))
+    assert with_backward and with_autograd_grad
+    assert "left gradients in the `.grad` of the stack's weights" in with_backward.message
+    assert ".grad" not in with_autograd_grad.message

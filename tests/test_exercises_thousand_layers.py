@@ -76,6 +76,8 @@ CASES = [
         ("float32", SCALED_IN_FLOAT32, "the size of float32 rounding"),
         ("loss output.sum()", SUM_LOSS, "you differentiated output.sum()"),
         ("not divided by |g|", NOT_DIVIDED, "divides it by the norm of g"),
+        ("shortcut ignored", SCALED.replace("shortcut * h", "h"), "does not change with `shortcut`"),
+        ("branch ignored", SCALED.replace("branch * block", "block"), "does not change with `branch`"),
     ]),
 ]
 

@@ -333,7 +333,8 @@ def expect_close(got, want, *, name: str, shown: str, mistakes=(), rtol: float =
             raise Mistake(f"`{name}` returned {describe_container(returned)} for {shown}, each of the right shape "
                           f"{want.shape}: return one result (if they are parts of it, add them).")
         raise Mistake(f"`{name}` returned {describe_container(returned)} for {shown}; expected shape {want.shape}"
-                      + (f" ({want.size} number{'s' * (want.size != 1)})." if want.ndim <= 1 else "."))
+                      + (f" ({want.size} number{'s' * (want.size != 1)})." if want.ndim == 1 else
+                         ": one number." if want.ndim == 0 else "."))
     if np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
         return
     for wrong, explanation in mistakes:

@@ -160,6 +160,9 @@ def _instance(answer, d: int) -> nn.Module:
         if tuple(layer.weight.shape) != shape:
             raise Mistake(f"`{name}` of ReZeroBlock({d}) has weight shape {tuple(layer.weight.shape)}; "
                           f"expected {shape}: fc1 widens d to 4d, fc2 narrows 4d back to d.")
+        if layer.bias is None:
+            raise Mistake(f"`{name}` of ReZeroBlock({d}) has no bias (bias=False): keep the branch's layers as "
+                          "the task gives them, nn.Linear with its bias. ReZero adds only the gate.")
     if any(isinstance(m, nn.LayerNorm) for m in block.modules()):
         raise Mistake("your block contains a LayerNorm. ReZero as published removes LayerNorm: "
                       "y = x + alpha * F(x), nothing else.")

@@ -185,6 +185,12 @@ def _check_scaled_stack_gain(answer) -> str:
              "only the skip path's part of the gradient arrives: the branches' part is missing. Something in the "
              "loop cuts them from autograd's graph (`.detach()`, `.data`, `torch.no_grad()`, NumPy), so their "
              "values reach the output but no gradient flows back through them."),
+            (_scaled_gain(blocks, x, g, 1.0, branch),
+             f"your result does not change with `shortcut` (it is the gain for shortcut 1, not {shortcut}): "
+             "multiply the skip path x_l by shortcut."),
+            (_scaled_gain(blocks, x, g, shortcut, 1.0),
+             f"your result does not change with `branch` (it is the gain for branch 1, not {branch}): multiply "
+             "F(LN(x_l)) by branch."),
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="minus"),
              "the branch is subtracted: each block adds it, shortcut * x_l + branch * F(LN(x_l))."),
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="sum"),
