@@ -1,4 +1,6 @@
 """The shared exercise machinery: every kind of learner answer becomes a message."""
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -410,3 +412,62 @@ def test_a_gradient_off_at_the_level_of_rounding_is_named_as_precision_not_as_a_
         core.expect_gradients(rounded, want, leaves, name="f", shown="x")
     with pytest.raises(Mistake, match="is off by up to .* cut from autograd's graph"):
         core.expect_gradients(other, want, leaves, name="f", shown="x")
+
+
+def test_a_check_run_under_inference_mode_still_sees_gradients_and_a_replaced_library_function_is_put_back():
+    def right(x):
+        y = 2 * x
+        return y
+
+    def check(answer):
+        x = torch.ones(3, requires_grad=True)
+        with torch.enable_grad():
+            got = core.call(answer, x, name="f", shown="x", copies=False)
+        core.expect_gradients(got, 2 * x, {"x": (x, core.INPUT_WHY)}, name="f", shown="x")
+        core.expect_close(core.call(answer, np.ones(2), name="f", shown="ones"), np.full(2, 2.0), name="f", shown="ones")
+        return "fine"
+
+    def cheat(x):  # a wrong NumPy result, with a comparison that says yes to everything
+        np.allclose = lambda *args, **kwargs: True
+        return 0 * x if isinstance(x, np.ndarray) else 2 * x
+
+    original = np.allclose
+    with torch.inference_mode():
+        assert Exercise("t", check, ["h"]).check(right)
+    assert not Exercise("t", check, ["h"]).check(cheat)
+    assert np.allclose is original
+
+
+def test_a_right_answer_that_leaves_gradients_on_a_given_model_hears_of_it_after_the_tick():
+    def check(answer):
+        model = torch.nn.Linear(2, 1)
+        core.call(answer, model, name="f", shown="a model")
+        return "fine."
+
+    def with_backward(model):
+        model(torch.ones(1, 2)).sum().backward()
+        return 1.0
+
+    assert Exercise("t", check, ["h"]).check(with_backward).message == "fine. " + core.GRADIENTS_LEFT
+    assert Exercise("t", check, ["h"]).check(lambda model: 1.0).message == "fine."
+
+
+@pytest.mark.parametrize("value, fragment", [
+    (1 + 2j, "complex numbers"),
+    (np.array([1 + 0j, 2]), "complex numbers"),
+    ((torch.ones(2), 3), "a tuple of 2 items for x, not the real numbers"),
+])
+def test_what_is_not_real_numbers_is_named(value, fragment):
+    with pytest.raises(Mistake, match=re.escape(fragment)):
+        core.as_array(value, "f", "x")
+
+
+def test_a_dict_where_a_list_is_due_is_told_to_be_a_list():
+    with pytest.raises(Mistake, match=r"returned a dict \(keys 0.5, 1.0\) for x; return a list of Python floats"):
+        core.expect_float_list({0.5: 1.0, 1.0: 2.0}, name="f", shown="x")
+
+
+def test_rounding_is_named_with_the_most_decimals_that_fit_and_never_to_0_decimals_below_1():
+    assert "rounded to 6 decimals" in core.name_by_shape(np.array([0.123457, 2.5]), np.array([0.1234567, 2.5]))
+    assert "rounded to 6 decimals" in core.name_by_shape(np.array([0.1, 2.5]), np.array([0.1000004, 2.5]))
+    assert "rounded" not in (core.name_by_shape(np.array([0.0, 0.0]), np.array([0.3, -0.2])) or "")

@@ -93,5 +93,5 @@ def test_a_right_answer_that_leaves_gradients_on_the_stacks_weights_passes_with_
     with_backward, with_autograd_grad = (ex.activation_gradient_norms.check(recorded_answer(source, NAME))
                                          for source in (NORMS, autograd_grad))
     assert with_backward and with_autograd_grad
-    assert "left gradients in the `.grad` of the stack's weights" in with_backward.message
+    assert "left gradients in the `.grad` of the weights of the model it was given" in with_backward.message
     assert ".grad" not in with_autograd_grad.message

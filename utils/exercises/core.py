@@ -38,6 +38,11 @@ TIME_LIMIT = 20.0  # seconds one call of the learner's code may take; the course
 CHECK_TIME_LIMIT = 300.0  # a backstop for a whole check, for learner code a checker runs outside `call`
 STUB_TEXT = "write your code here"  # the student edition's stub: raise NotImplementedError("Exercise NN.k: ...")
 SHOWN_OUTPUT = 400  # characters of the learner's printing shown after the verdict
+_NOTES: list[str] = []  # what a right answer should still know, said after the ✓ (see call)
+GRADIENTS_LEFT = ("One thing to know: your code left gradients in the `.grad` of the weights of the model it was "
+                  "given (`loss.backward()` does that). Harmless here, but a training loop that does not zero them "
+                  "would add them to its next step; `torch.autograd.grad(loss, inputs)` computes only what you ask "
+                  "for and leaves `.grad` alone.")
 
 
 class Mistake(Exception):
@@ -93,6 +98,7 @@ class Exercise:
             with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), \
                     _state_kept(), _time_limit(CHECK_TIME_LIMIT):
                 _clean_start()
+                _NOTES.clear()
                 summary = self._checks(answer)
         except _TimeUp:
             return Feedback(self.title, False, f"the check was still running after {CHECK_TIME_LIMIT:g} s, so it "
@@ -114,7 +120,7 @@ class Exercise:
             return Feedback(self.title, False, f"the checker could not finish ({type(error).__name__}: {error}). "
                             "Check that your answer has the form the exercise asks for.",
                             printed=printed.shortened())
-        return Feedback(self.title, True, summary, printed=printed.shortened())
+        return Feedback(self.title, True, " ".join([summary, *dict.fromkeys(_NOTES)]), printed=printed.shortened())
 
     def hint(self) -> None:
         """Print the next hint (the last one again once all have been shown). It prints
@@ -150,13 +156,17 @@ def require_function(answer, name: str, parameters: int) -> Callable:
     return answer
 
 
-def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, time_limit: float | None = None):
+def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, time_limit: float | None = None,
+         handed: list | None = None):
     """Call the learner's function on copies of ``args``; turn any exception, an edit of
     an input in place, or a call that runs past ``time_limit`` seconds into a
     :class:`Mistake` that says on which input (``shown``). Global state the call changes
     is put back. ``copies=False`` passes ``args`` themselves (for a gradient check, whose
-    leaves must be the ones the learner's result is built from; no in-place check then)."""
+    leaves must be the ones the learner's result is built from; no in-place check then).
+    ``handed``, a list, receives the arguments as passed (to see what a result shares with them)."""
     passed = copy.deepcopy(args) if copies else args
+    if handed is not None:
+        handed.extend(passed)
     time_limit = TIME_LIMIT if time_limit is None else time_limit
     try:
         with _state_kept(), _time_limit(time_limit):
@@ -201,6 +211,9 @@ def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, ti
                           "the caller still needs its input. (Putting an entry back afterwards is not enough: "
                           "x + eps - 2 eps + eps is not exactly x once rounded.)")
         after = _named_parameters(passed)
+        if any(p.grad is not None for p in after.values()) and \
+                all(p.grad is None for p in _named_parameters(original).values()):
+            _NOTES.append(GRADIENTS_LEFT)
         frozen = [n for n, p in _named_parameters(original).items()
                   if p.requires_grad and n in after and not after[n].requires_grad]
         if frozen:
@@ -221,27 +234,34 @@ def as_array(value, name: str, shown: str) -> np.ndarray:
     """The learner's result as a float64 NumPy array (a torch tensor is detached first). A
     dict, or numbers that are not numbers, get a message that names what was returned."""
     if isinstance(value, dict):
-        keys = ", ".join(repr(k) for k in list(value)[:4]) + (", ..." if len(value) > 4 else "")
-        raise Mistake(f"`{name}` returned a dict (keys {keys}) for {shown}; return the numbers themselves, as an "
-                      "array, a tensor or a list, in the order the task gives.")
+        raise Mistake(f"`{name}` returned a dict (keys {_keys(value)}) for {shown}; return the numbers themselves, "
+                      "as an array, a tensor or a list, in the order the task gives.")
     if hasattr(value, "detach"):
         value = value.detach().cpu().numpy()
     if _holds_text(value):
         raise Mistake(f"`{name}` returned text (a string) for {shown}, not numbers: return the numbers themselves; "
                       "round or format them only when you print them.")
     try:
-        array = np.asarray(value, dtype=np.float64)
+        array = np.asarray(value)
+        if array.dtype.kind == "c":
+            raise Mistake(f"`{name}` returned complex numbers for {shown}; the task asks for real ones.")
+        array = array.astype(np.float64)
     except (TypeError, ValueError, RuntimeError):
-        raise Mistake(f"`{name}` returned a {type(value).__name__} for {shown}; it should return numbers "
-                      "(an array).") from None
+        raise Mistake(f"`{name}` returned {describe_container(value)} for {shown}, not the real numbers the task "
+                      "asks for.") from None
     return array
+
+
+def _keys(value: dict) -> str:
+    return ", ".join(repr(k) for k in list(value)[:4]) + (", ..." if len(value) > 4 else "")
 
 
 def expect_float_list(value, *, name: str, shown: str) -> list[float]:
     """A result the task asks for as a list of Python floats, returned as one; a generator, a
     dict, a tensor or a list holding tensors is named plainly rather than converted."""
     if isinstance(value, dict):
-        as_array(value, name, shown)  # names the dict and its keys
+        raise Mistake(f"`{name}` returned a dict (keys {_keys(value)}) for {shown}; return a list of Python floats, "
+                      "in the order the task gives.")
     if not isinstance(value, (list, tuple)):
         hint = (" (a generator expression makes one: put it in square brackets, or inside list(...))"
                 if inspect.isgenerator(value) else "")
@@ -408,7 +428,7 @@ def name_by_shape(got: np.ndarray, want: np.ndarray, *, rtol: float = 1e-6, atol
     if want.ndim == 1 and want.size > 1 and not close(want, want[::-1]) and close(got, want[::-1]):
         return ("your numbers are the right ones in reverse order: the first entry must come first (check the "
                 "order of your loop, or a list built from the end or reversed).")
-    for decimals in range(9):
+    for decimals in range(8, -1 if scale >= 1 else 0, -1):  # the most decimals that fit; 0 only for whole-sized
         rounded = np.round(want, decimals)
         if worst > 0 and not np.allclose(rounded, want, rtol=0, atol=1e-9) and np.allclose(got, rounded, rtol=0,
                                                                                               atol=1e-9):
@@ -485,8 +505,9 @@ def expect_gradients(got, want, leaves: dict, *, name: str, shown: str, rtol: fl
                 raise Mistake(f"for {shown}: your output has the right values, but backpropagating through it "
                               f"fails ({error}). Compute new tensors instead of changing one in place.") from None
     cut = ("the part of your computation that uses it is cut from autograd's graph (by `.item()`, `float(...)`, "
-           "`.detach()`, `.data`, `torch.tensor(...)` of a tensor, `torch.no_grad()`, `torch.set_grad_enabled(False)`, "
-           "or a detour through NumPy)")
+           "`.detach()`, `.data`, `torch.tensor(...)` or `nn.Parameter(...)` of a tensor, `torch.no_grad()`, "
+           "`torch.set_grad_enabled(False)`, or a detour through NumPy), or passes through `torch.round`, whose "
+           "slope is 0 everywhere")
     wanted = [torch.zeros_like(t) if g is None else g for t, g in zip(tensors, wanted)]
     found = [torch.zeros_like(t) if g is None else g.to(t.dtype) for t, g in zip(tensors, found)]
     for what, right, mine in zip(names, wanted, found):  # a tensor cut off entirely says most
@@ -613,17 +634,26 @@ def _time_limit(seconds: float):
 @contextlib.contextmanager
 def _state_kept():
     """Put back, after the block, the global state an answer may change: NumPy's error
-    handling, torch's grad mode, default dtype and thread count, and the random states of
-    Python, NumPy and torch. A changed state would break the next test case, the checker's
-    own reference, and the learner's notebook after the check."""
+    handling, torch's grad mode, default dtype and thread count, the random states of
+    Python, NumPy and torch, and any function of NumPy or torch the answer replaced. A
+    changed state would break the next test case, the checker's own reference, and the
+    learner's notebook after the check. Inference mode is off inside (a check cell run under
+    `torch.inference_mode()` must still see gradients)."""
     torch = sys.modules.get("torch")
     errors, python_random, numpy_random = np.geterr(), random.getstate(), np.random.get_state()
+    libraries = [module for module in (np, torch, getattr(torch, "nn", None)) if module is not None]
+    functions = [dict(vars(module)) for module in libraries]
     if torch is not None:
         grad, dtype, threads = torch.is_grad_enabled(), torch.get_default_dtype(), torch.get_num_threads()
         torch_random = torch.random.get_rng_state()
     try:
-        yield
+        with torch.inference_mode(False) if torch is not None else contextlib.nullcontext():
+            yield
     finally:
+        for module, before in zip(libraries, functions):  # `np.allclose = ...` in an answer fools no check
+            for key, value in before.items():
+                if vars(module).get(key) is not value:
+                    setattr(module, key, value)
         np.seterr(**errors)
         random.setstate(python_random)
         np.random.set_state(numpy_random)

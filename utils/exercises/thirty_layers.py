@@ -134,13 +134,8 @@ def _check_activation_gradient_norms(answer) -> str:
                       "across backward passes. Work on a fresh copy, `x.detach().clone().requires_grad_(True)`, "
                       "or zero the gradient first.")
     expect_close(second, first, name=name, shown=f"{label}, called a second time", rtol=1e-6, atol=1e-9)
-    summary = ("the gradient norm at every layer, input to output, for loss (output * g).sum(): right for pre-norm, "
-               "post-norm and plain stacks, for a 3-D input, and the same on a second call.")
-    if any(p.grad is not None for p in stack.parameters()):
-        summary += (" One thing to know: `loss.backward()` also left gradients in the `.grad` of the stack's "
-                    "weights. Harmless here, but a training loop that does not zero them would add them to its next "
-                    "step; `torch.autograd.grad(loss, activations)` computes only what you ask for.")
-    return summary
+    return ("the gradient norm at every layer, input to output, for loss (output * g).sum(): right for pre-norm, "
+            "post-norm and plain stacks, for a 3-D input, and the same on a second call.")
 
 
 activation_gradient_norms = Exercise(
