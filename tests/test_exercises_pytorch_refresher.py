@@ -63,6 +63,8 @@ CASES = [
          "eps is squared"),
         ("native_layer_norm", "def layer_norm(x, gamma, beta, eps):\n"
          "    return torch.native_layer_norm(x, x.shape[-1:], gamma, beta, eps)[0]\n", "native_layer_norm, rms_norm"),
+        ("aten's layer_norm", "def layer_norm(x, gamma, beta, eps):\n"
+         "    return torch.ops.aten.layer_norm(x, list(x.shape[-1:]), gamma, beta, eps)\n", "by any route"),
         ("rounded", _LN + "    y = gamma * (x - mean) / torch.sqrt(x.var(dim=-1, unbiased=False, keepdim=True) + eps) + beta\n"
          "    return torch.round(y, decimals=3)\n", "rounded to 3 decimals"),
     ]),
@@ -98,7 +100,13 @@ CASES = [
         ("autograd's gradient twice", _GC + "        pass\n    return leaf.grad, leaf.grad.clone()\n",
          "autograd's gradient returned twice"),
         ("the pair swapped", _GC + "        out[i] = (f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / (2 * h)\n"
-         "    return out.reshape(x.shape), leaf.grad\n", "Return the pair in the order"),
+         "    return out.reshape(x.shape), leaf.grad\n", "you returned the pair in the wrong order"),
+        ("a finite difference for both", _GC.replace("    f(leaf).backward()\n", "") + "        out[i] = (f((flat + step)"
+         ".reshape(x.shape)) - f((flat - step).reshape(x.shape))) / (2 * h)\n    return out.reshape(x.shape).clone(), "
+         "out.reshape(x.shape)\n", "your autograd gradient is near the exact one"),
+        ("rounded to 6 decimals", _GC + "        out[i] = (f((flat + step).reshape(x.shape)) - f((flat - step)"
+         ".reshape(x.shape))) / (2 * h)\n    return leaf.grad, torch.round(out.reshape(x.shape), decimals=6)\n",
+         "rounded to 6 decimals"),
         ("the graph cut by .item()", _GC.replace("    f(leaf).backward()\n",
          "    torch.tensor(f(leaf).item(), requires_grad=True).backward()\n")
          + "        out[i] = (f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / (2 * h)\n"

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from utils.blocks import make_stack
-from utils.exercises.core import Exercise, Mistake, call, expect_close, expect_float64, require_function
+from utils.exercises.core import (Exercise, Mistake, call, describe_container, expect_close, expect_float64,
+                                  require_function)
 
 
 _FLOAT32_NEAR = 1e-4  # float32 rounding moves these answers by about 1e-7 to 1e-5; real mistakes by far more
@@ -19,17 +21,21 @@ def _as_number(result, name: str, shown: str, *, why: str) -> float:
     if isinstance(result, torch.Tensor):
         raise Mistake(f"`{name}` returned a tensor for {shown}; return a Python float (`.item()` of a one-number "
                       "tensor, or float(...)).")
-    try:
-        return float(result)
-    except (TypeError, ValueError):
-        raise Mistake(f"`{name}` returned a {type(result).__name__} for {shown}; it should return one "
-                      "number.") from None
+    if isinstance(result, (str, bytes)):
+        raise Mistake(f"`{name}` returned text (a string) for {shown}: return the number itself, a Python float, "
+                      "and format it only when you print it.")
+    if isinstance(result, bool) or not isinstance(result, (int, float, np.integer, np.floating)):
+        raise Mistake(f"`{name}` returned {describe_container(result)} for {shown}; return one number, a Python "
+                      "float (`float(...)` of it).")
+    return float(result)
 
 
 def _expect_not_float32(got: float, want: float, tolerance: float, *, shown: str, why: str) -> None:
     """Off by more than the tolerance but only by rounding-sized amounts: the formula is right and
     the arithmetic ran in float32."""
     error = abs(got - want)
+    if any(got == round(want, decimals) for decimals in range(9)):
+        return  # rounded: expect_close names that
     if tolerance < error <= _FLOAT32_NEAR * max(1.0, abs(want)):
         raise Mistake(f"for {shown}: your result is off by {error:.2g}, the size of float32 rounding. The formula "
                       f"looks right; keep every tensor in float64 (no .float(), no float32 tensors). {why}")
