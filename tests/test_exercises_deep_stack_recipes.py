@@ -53,7 +53,9 @@ CASES = [
                               + "        for b in new.blocks:\n            b.fc2.weight = shared\n"),
          "share one weight tensor"),
         ("double", _fixup(_FC1.format(factor="L ** -0.5") + _FC2 + _HEAD + "    new = new.double()\n"),
-         "not their type"),
+         "not the weights' type"),
+        ("stem shared", _fixup(_FC1.format(factor="L ** -0.5") + _FC2 + _HEAD + "    new.stem = model.stem\n"),
+         "is the very tensor of the model you were given"),
         ("one-more-branch", _fixup(_FC1.format(factor="(L + 1) ** -0.5") + _FC2 + _HEAD), "not one more"),
     ]),
     ExerciseCases(ex.scaled_stream, NOTEBOOK, "scaled_stream", wrong=[

@@ -12,7 +12,13 @@ CASES = [
     ExerciseCases(ex.delete_block, NOTEBOOK, "delete_block", wrong=[
         ("block deleted from the list", _COPY + "    del lesioned.blocks[k]\n    return lesioned\n", "the outputs are right, but block k"),
         ("the copy retyped", _COPY.replace("copy.deepcopy(model)", "copy.deepcopy(model).float()")
-         + "    lesioned.blocks[k] = nn.Identity()\n    return lesioned\n", "has torch.float32 weights"),
+         + "    lesioned.blocks[k] = nn.Identity()\n    return lesioned\n", "is torch.float32; the model you were given has torch.float64"),
+        ("the copy frozen", _COPY.replace("copy.deepcopy(model)", "copy.deepcopy(model).requires_grad_(False)")
+         + "    lesioned.blocks[k] = nn.Identity()\n    return lesioned\n", "does not require a gradient"),
+        ("the copy in training mode", _COPY.replace("copy.deepcopy(model)", "copy.deepcopy(model).train()")
+         + "    lesioned.blocks[k] = nn.Identity()\n    return lesioned\n", "is in training mode"),
+        ("the head shared", _COPY + "    lesioned.blocks[k] = nn.Identity()\n    lesioned.head = model.head\n"
+         "    return lesioned\n", "is the very tensor of the model you were given"),
         ("off by one (k + 1)", _COPY + "    lesioned.blocks[k + 1] = nn.Identity()\n    return lesioned\n",
          "you deleted block k + 1"),
         ("off by one (k - 1)", _COPY + "    lesioned.blocks[k - 1] = nn.Identity()\n    return lesioned\n",

@@ -278,6 +278,38 @@ def expect_float_list(value, *, name: str, shown: str) -> list[float]:
     return [float(item) for item in value]
 
 
+def expect_new_model(got, given, *, shown: str) -> None:
+    """A model the task asks to return as a new one, made from ``given`` (the model as handed to
+    the answer, see :func:`call`'s ``handed``): every weight of the type, trainability and
+    mode ``given`` had, its own tensor, and none shared with ``given``, so that training or
+    changing one never moves the other."""
+    before = dict(given.named_parameters())
+    returned = list(got.named_parameters(remove_duplicate=False))
+    for name, parameter in returned:
+        if name in before and parameter.dtype != before[name].dtype:
+            raise Mistake(f"for {shown}, `{name}` of the model you returned is {parameter.dtype}; the model you were "
+                          f"given has {before[name].dtype}. Change what the task asks, not the weights' type (no "
+                          "`.float()` or `.double()`).")
+        if not parameter.requires_grad:
+            raise Mistake(f"for {shown}, `{name}` of the model you returned does not require a gradient, so training "
+                          "could never change it: every weight must stay a trainable parameter (change weights in "
+                          "place under torch.no_grad(); do not freeze them).")
+    if len({id(parameter) for _, parameter in returned}) < len(returned):
+        raise Mistake(f"for {shown}, several layers of the model you returned share one weight tensor, so training "
+                      "would move them together. Give each layer its own weights (change each one in place).")
+    storage = {tensor.data_ptr() for tensor in [*given.parameters(), *given.buffers()] if tensor.numel()}
+    shared = [name for name, tensor in [*returned, *got.named_buffers()] if tensor.numel() and
+              tensor.data_ptr() in storage]
+    if shared:
+        raise Mistake(f"for {shown}, `{shared[0]}` of the model you returned is the very tensor of the model you were "
+                      "given, so training or changing one would change the other. Start from "
+                      "`copy.deepcopy(model)` and keep every part of the copy.")
+    if got.training != given.training:
+        mode = "training" if got.training else "eval"
+        raise Mistake(f"for {shown}, the model you returned is in {mode} mode, the one you were given was not. "
+                      "Leave the mode as it was: the caller chooses it.")
+
+
 def other_dtype(module, dtype):
     """The first dtype among ``module``'s parameters other than ``dtype`` (None if all are it):
     an answer that retyped a model gets its own message, not a crash deep inside torch."""

@@ -15,7 +15,7 @@ import torch
 
 from utils import recipes
 from utils.exercises.core import (INPUT_WHY, WEIGHT_WHY, Exercise, Mistake, as_array, call, expect_close,
-                                  expect_gradients, require_function)
+                                  expect_gradients, expect_new_model, require_function)
 
 
 def _weights(model, keys) -> np.ndarray:
@@ -78,24 +78,6 @@ def _first_wrong_part(model, got, inner: float, L: int) -> str:
             f"is L ** -0.5 = {inner:.4g}. " + _why_factor(factor, L))
 
 
-def _check_trainable_copy(model, got, shown) -> None:
-    """Fixup changes only where training starts: the copy must still train, like the model given."""
-    given = dict(model.named_parameters())
-    returned = list(got.named_parameters(remove_duplicate=False))
-    for name, parameter in returned:
-        if name in given and parameter.dtype != given[name].dtype:
-            raise Mistake(f"for {shown}, `{name}` of the model you returned is {parameter.dtype}, the model "
-                          f"you were given has {given[name].dtype}: change the weights' values, not their type.")
-        if not parameter.requires_grad:
-            raise Mistake(f"for {shown}, `{name}` of the model you returned does not require a gradient, so "
-                          "training could never change it. Fixup chooses where training starts; every weight "
-                          "must stay a trainable parameter (change it in place under torch.no_grad()).")
-    if len({id(parameter) for _, parameter in returned}) < len(returned):
-        raise Mistake(f"for {shown}, several layers of the model you returned share one weight tensor, so "
-                      "training would move them together. Give each layer its own weights (change each one "
-                      "in place).")
-
-
 def _check_fixup(answer) -> str:
     answer = require_function(answer, "fixup", 1)
     for depth, seed in ((20, 1), (56, 0), (6, 2)):
@@ -103,7 +85,8 @@ def _check_fixup(answer) -> str:
         L = len(model.blocks)
         shown = f"a He-initialised {depth}-layer model (L = {L} branches)"
         try:
-            got = call(answer, model, name="fixup", shown=shown)
+            handed = []
+            got = call(answer, model, name="fixup", shown=shown, handed=handed)
         except Mistake as mistake:
             if "in place" in str(mistake):
                 raise Mistake(f"`fixup` changed the model it was given ({shown}). Make a new one first, "
@@ -120,7 +103,7 @@ def _check_fixup(answer) -> str:
         if missing:
             raise Mistake(f"the model `fixup` returned has no {missing[0]}: change the weights of a copy, "
                           "do not rebuild the layers.")
-        _check_trainable_copy(model, got, shown)
+        expect_new_model(got, handed[0], shown=shown)
         zero = lambda w: torch.zeros_like(w)
         inner = L ** -0.5
         want = _weights(_variant(model, fc1=lambda w: w * inner, fc2=zero, head=zero), keys)

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from utils.exercises.core import (Exercise, Mistake, call, describe_container, expect_close, expect_float64,
-                                  other_dtype, require_function)
+                                  expect_new_model, require_function)
 from utils.lesion import delete_blocks
 from utils.mlp import MLP, make_mlp
 
@@ -67,15 +67,12 @@ def _check_lesion(answer) -> str:
                     module.running_var.copy_(0.5 + torch.rand(8, generator=generator, dtype=torch.float64))
         model.eval()
         x = torch.randn(6, 5, generator=generator, dtype=torch.float64)
-        lesioned = call(delete_block, model, k, name="delete_block", shown=shown)
+        handed = []
+        lesioned = call(delete_block, model, k, name="delete_block", shown=shown, handed=handed)
         if not isinstance(lesioned, nn.Module):
             raise Mistake(f"`delete_block` returned a {type(lesioned).__name__} for {shown}; return the lesioned "
                           "network (an nn.Module).")
-        retyped = other_dtype(lesioned, torch.float64)
-        if retyped is not None:
-            raise Mistake(f"the network `delete_block` returned for {shown} has {retyped} weights; the one you "
-                          "were given has float64. Change which blocks it has, not the type of its weights (no "
-                          "`.float()`).")
+        expect_new_model(lesioned, handed[0], shown=shown)
         try:
             got = _outputs(lesioned, x)
         except Exception as error:
