@@ -10,6 +10,8 @@ CASES = [
         ("branch only", "def residual_forward(x, W1, W2):\n    return W2 @ np.maximum(W1 @ x, 0.0)\n",
          "you returned F(x), the branch alone"),
         ("no ReLU", "def residual_forward(x, W1, W2):\n    return x + W2 @ (W1 @ x)\n", "the ReLU is missing"),
+        ("float32", "def residual_forward(x, W1, W2):\n    return (x + W2 @ np.maximum(W1 @ x, 0.0)).astype(np.float32)\n",
+         "is float32: keep it in float64"),
         ("W1 transposed", "def residual_forward(x, W1, W2):\n    return x + W2 @ np.maximum(x @ W1, 0.0)\n",
          "W1 is transposed"),
         ("W2 transposed", "def residual_forward(x, W1, W2):\n    return x + np.maximum(W1 @ x, 0.0) @ W2\n",

@@ -1,6 +1,7 @@
 """Notebook 05's exercises: the reference passes, and each recorded wrong answer is caught
 with its own message."""
-from tests.exercise_support import ExerciseCases, enough_wrong_answers, reference_passes, wrong_answers_are_caught
+from tests.exercise_support import (ExerciseCases, enough_wrong_answers, recorded_answer, reference_passes,
+                                    wrong_answers_are_caught)
 from utils.exercises import flexible_block as ex
 
 NOTEBOOK = "05_flexible_block.ipynb"
@@ -54,6 +55,10 @@ CASES = [
     ExerciseCases(ex.rezero_block, NOTEBOOK, "ReZeroBlock", wrong=[
         ("with a LayerNorm", _rezero(_ALPHA + "\n        self.norm = nn.LayerNorm(d)",
                                      "x + self.alpha * self.fc2(F.gelu(self.fc1(self.norm(x))))"), "contains a LayerNorm"),
+        ("alpha shared by every block", "SHARED = nn.Parameter(torch.zeros(()))\n" + _rezero("self.alpha = SHARED", _RIGHT),
+         "two ReZeroBlocks share one `alpha`"),
+        ("forward forces training mode", _rezero(_ALPHA, _RIGHT).replace("        return ", "        self.train()\n        return "),
+         "switched the block to training mode"),
         ("fc1 without bias", _rezero(_ALPHA + "\n        self.fc1 = nn.Linear(d, 4 * d, bias=False)", _RIGHT),
          "has no bias (bias=False)"),
         ("alpha a float", _rezero("self.alpha = 0.0", _RIGHT), "`alpha` is a float, so the module does not register it"),
@@ -93,3 +98,9 @@ CASES = [
 test_reference_passes = reference_passes(CASES)
 test_wrong_answers = wrong_answers_are_caught(CASES)
 test_enough = enough_wrong_answers(CASES)
+
+
+def test_a_gate_reached_through_a_property_is_accepted():
+    answer = _rezero("self.gate = nn.Parameter(torch.zeros(()))", _RIGHT) + (
+        "\n    @property\n    def alpha(self):\n        return self.gate\n")
+    assert ex.rezero_block.check(recorded_answer(answer, "ReZeroBlock"))

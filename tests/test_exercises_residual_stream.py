@@ -75,6 +75,7 @@ CASES = [
     ]),
     ExerciseCases(ex.stream_variances, NOTEBOOK, "stream_variances", wrong=[
         ("rms", _variances("float(h.pow(2).mean().sqrt())"), "root mean square"),
+        ("float32 detour", _variances("h.float().pow(2).mean().item()"), "differs from the right one only at the level of rounding"),
         ("no-input", _variances("float(h.pow(2).mean())", keep_input=False), "left out the stream before the first block"),
         ("writes", _variances("float((h - before).pow(2).mean())", keep_input=False), "each block's write"),
         ("torch-var", _variances("float(h.var())"), "you used .var()"),

@@ -46,6 +46,12 @@ CASES = [
         ("differentiated with respect to x", GAINS_WITH_RESPECT_TO_X, "not with respect to the LayerNorm's input"),
         ("loss output.sum()", GAINS_OF_THE_SUM, "or the loss is constant (output.sum()"),
         ("not divided by |g|", GAINS_NOT_DIVIDED, "divide by the norm of g"),
+        ("eps 1e-6", GAINS.replace("F.layer_norm(u, (u.shape[-1],))", "F.layer_norm(u, (u.shape[-1],), eps=1e-6)"),
+         "your LayerNorm's eps is 1e-06"),
+        ("float32 detour", GAINS.replace("(F.layer_norm(u, (u.shape[-1],)) * g).sum()",
+                                         "(F.layer_norm(u.float(), (u.shape[-1],)) * g.float()).sum()"),
+         "differs from the right one only at the level of rounding"),
+        ("three of four", GAINS.replace("    return gains", "    return gains[:-1]"), "returned a list of"),
         ("LayerNorm without eps", GAINS.replace("F.layer_norm(u, (u.shape[-1],))", "F.layer_norm(u, (u.shape[-1],), eps=0.0)"),
          "your LayerNorm has no eps"),
         ("u detached before the LayerNorm", GAINS.replace("F.layer_norm(u,", "F.layer_norm(u.detach(),")

@@ -13,6 +13,9 @@ from utils.exercises import core
 from utils.exercises.core import Exercise, Mistake
 
 
+_FLOAT64_WHY = "The inputs are float64; float32 keeps only about 7 digits of each entry."
+
+
 def _relu(z):
     return np.maximum(z, 0.0)
 
@@ -107,6 +110,7 @@ def _check_forward(answer) -> str:
             _relu_error(mistake, "residual_forward", shown)
             raise
         _not_a_matrix(got, "residual_forward", shown)
+        core.expect_float64(got, what="your result", shown=shown, why=_FLOAT64_WHY)
         core.expect_close(got, x + _branch(x, w1, w2), name="residual_forward", shown=shown,
                           mistakes=_forward_mistakes(x, w1, w2),
                           terms=[("the skip path x", x), ("the branch W2 ReLU(W1 x)", _branch(x, w1, w2))])
@@ -216,6 +220,7 @@ def _check_projection(answer) -> str:
             mistakes.append((padded + _branch(x, w1, w2),
                              "you padded x with zeros. That is a shortcut too (He et al.'s option A, no "
                              "parameters), but this exercise asks for the projection W_s x."))
+        core.expect_float64(got, what="your result", shown=shown, why=_FLOAT64_WHY)
         core.expect_close(got, w_s @ x + _branch(x, w1, w2), name="projection_block", shown=shown,
                           mistakes=mistakes, terms=[("the skip path W_s x", w_s @ x),
                                                     ("the branch W2 ReLU(W1 x)", _branch(x, w1, w2))])

@@ -38,6 +38,7 @@ TIME_LIMIT = 20.0  # seconds one call of the learner's code may take; the course
 CHECK_TIME_LIMIT = 300.0  # a backstop for a whole check, for learner code a checker runs outside `call`
 STUB_TEXT = "write your code here"  # the student edition's stub: raise NotImplementedError("Exercise NN.k: ...")
 SHOWN_OUTPUT = 400  # characters of the learner's printing shown after the verdict
+OTHER_EPS = (1e-8, 1e-7, 1e-6, 1e-4, 1e-3, 1e-2, 0.1, 1.0)  # what learners put for LayerNorm's eps instead of 1e-5
 _NOTES: list[str] = []  # what a right answer should still know, said after the ✓ (see call)
 GRADIENTS_LEFT = ("One thing to know: your code left gradients in the `.grad` of the weights of the model it was "
                   "given (`loss.backward()` does that). Harmless here, but a training loop that does not zero them "

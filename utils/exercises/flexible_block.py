@@ -182,10 +182,17 @@ def _instance(answer, d: int) -> nn.Module:
                       "it is not among block.parameters(), and no optimiser would update it. Wrap the zero "
                       "tensor in `nn.Parameter(...)`, PyTorch's wrapper that makes a tensor a learnable weight "
                       "of its module.")
-    if "alpha" not in dict(block.named_parameters(recurse=False)):
+    if isinstance(vars(type(block)).get("alpha"), torch.Tensor):
         raise Mistake("`alpha` is defined in the class body, not in __init__, so every ReZeroBlock shares that "
                       "one gate and the module does not register it as its own weight. Write "
                       "`self.alpha = nn.Parameter(...)` inside __init__.")
+    if not any(alpha is parameter for parameter in block.parameters()):
+        raise Mistake("`alpha` is not among the block's own parameters, so no optimiser would update it. Write "
+                      "`self.alpha = nn.Parameter(...)` inside __init__.")
+    twin = call(answer, d, name="ReZeroBlock", shown=f"ReZeroBlock({d})")
+    if any(alpha is parameter for parameter in twin.parameters()):
+        raise Mistake("two ReZeroBlocks share one `alpha` (the same tensor, made once outside __init__), so every "
+                      "block would learn the same gate. Make a new nn.Parameter inside __init__.")
     if not alpha.requires_grad:
         raise Mistake(f"`alpha` does not require a gradient (requires_grad=False). {GATE_WHY} Leave "
                       "nn.Parameter's default, requires_grad=True.")
@@ -245,6 +252,11 @@ def _check_rezero(answer) -> str:
                 want = leaf + block.alpha * block.fc2(functional.gelu(block.fc1(leaf)))
             expect_gradients(got, want, {"x": (leaf, INPUT_WHY), **parameter_leaves(block, "self.")},
                              name="ReZeroBlock.forward", shown=shown_grad, rtol=1e-4, atol=1e-6)
+        block.eval()
+        call(block, x, name="ReZeroBlock.forward", shown=f"{shown}, in eval mode")
+        if block.training:
+            raise Mistake(f"for {shown}: your forward switched the block to training mode (`self.train()`). Leave "
+                          "the mode to the caller: model.train() before training, model.eval() before testing.")
     return ("x + alpha * F(x) with a learnable alpha starting at 0 and no LayerNorm: exactly the identity at "
             "initialisation, and the right edit once alpha moves, for two widths.")
 

@@ -11,12 +11,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from utils.exercises.core import (INPUT_WHY, WEIGHT_WHY, Exercise, Mistake, as_array, call, expect_close,
-                                  expect_float_list,
-                                  expect_gradients, require_function)
+from utils.exercises.core import (INPUT_WHY, OTHER_EPS, WEIGHT_WHY, Exercise, Mistake, as_array, call,
+                                  expect_close, expect_float_list, expect_gradients, require_function)
 
 EPS = 1e-5  # nn.LayerNorm's default
-_OTHER_EPS = (1e-8, 1e-7, 1e-6, 1e-4, 1e-3, 1e-2, 0.1, 1.0)  # what learners put instead
 
 
 def _norm(x: torch.Tensor, dims=(-1,), *, unbiased: bool = False, eps: float = EPS,
@@ -108,7 +106,7 @@ def _check_sublayer(answer) -> str:
                      "divide by 0."),
                     *[(x + sub(_norm(x, eps=eps)) if norm == "pre" else _norm(x + sub(x), eps=eps),
                        f"your eps is {eps:g}, not 1e-5: use eps = 1e-5 (nn.LayerNorm's default, as the task "
-                       "says) inside the square root, sqrt(var + eps).") for eps in _OTHER_EPS],
+                       "says) inside the square root, sqrt(var + eps).") for eps in OTHER_EPS],
                     (x + sub(_norm(x, eps_inside=False)) if norm == "pre" else _norm(x + sub(x), eps_inside=False),
                      "you added eps to the standard deviation, sqrt(var) + eps. LayerNorm adds it to the variance, "
                      "inside the square root: divide by sqrt(var + eps)."),
@@ -206,7 +204,7 @@ def _check_variances(answer) -> str:
              "you passed x to every block. Feed each block the stream the previous one returned."),
         ]
         got_list = expect_float_list(got, name="stream_variances", shown=shown)
-        expect_close(got_list, want, name="stream_variances", shown=shown, mistakes=mistakes, rtol=1e-6, atol=1e-12)
+        expect_close(got_list, want, name="stream_variances", shown=shown, mistakes=mistakes, rtol=1e-9, atol=1e-12)
     return ("one mean square for the input and one after every block, each the mean of the stream's squared "
             "entries, on every input tried (zeros and an empty stack included).")
 

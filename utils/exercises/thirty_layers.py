@@ -10,18 +10,18 @@ import torch
 import torch.nn.functional as functional
 
 from utils.blocks import make_stack
-from utils.exercises.core import (Exercise, Mistake, call, expect_close, expect_float_list, require_function,
-                                  show_input)
+from utils.exercises.core import (OTHER_EPS, Exercise, Mistake, call, expect_close, expect_float_list,
+                                  require_function, show_input)
 from utils.gradient_flow import profile_stack
 
 
-def _as_floats(result, name: str, shown: str) -> np.ndarray:
+def _as_floats(result, name: str, shown: str) -> list[float]:
     """The list of Python floats the task asks for, as a float64 array; a list of whole
     gradients gets its own message."""
     if isinstance(result, (list, tuple)) and any(isinstance(v, torch.Tensor) and v.numel() > 1 for v in result):
         raise Mistake(f"`{name}` returned a list of tensors for {shown} (the gradients themselves?): take "
                       "`.norm().item()` of each, one number per layer.")
-    return np.array(expect_float_list(result, name=name, shown=shown))
+    return expect_float_list(result, name=name, shown=shown)
 
 
 def _stack(depth: int, d: int, seed: int, **config):
@@ -102,7 +102,7 @@ def _check_activation_gradient_norms(answer) -> str:
             for block in stack:
                 activations.append(block(activations[-1]))
         depth = len(stack)
-        expect_close(got, want, name=name, shown=shown, rtol=1e-6, atol=1e-9, mistakes=[
+        expect_close(got, want, name=name, shown=shown, rtol=1e-9, atol=1e-12, mistakes=[
             (ones, "these are the gradients of output.sum(), not of the loss (output * g).sum(). Use the "
                    "upstream gradient g: `(output * g).sum().backward()`. (For a post-norm stack output.sum() "
                    "is constant, so its gradient is zero: a useless loss.)"),
@@ -174,7 +174,7 @@ def _check_layernorm_gains(answer) -> str:
         shown = f"x of shape {tuple(x.shape)} and scales {scales}"
         got = _as_floats(call(answer, x, g, scales, name=name, shown=shown), name, shown)
         want = np.array([_layernorm_gain(c * x, g) for c in scales])
-        expect_close(got, want, name=name, shown=shown, rtol=1e-6, atol=1e-12, mistakes=[
+        expect_close(got, want, name=name, shown=shown, rtol=1e-9, atol=1e-12, mistakes=[
             (np.zeros(len(scales)), "every gain is 0: no gradient reached u. The graph is cut between u and the "
              "loss (a `.detach()`, `.data`, `torch.no_grad()` or NumPy on the way), or the loss is constant "
              "(output.sum(), which LayerNorm makes 0 for every input). Use (F.layer_norm(u, ...) * g).sum() on "
@@ -182,6 +182,9 @@ def _check_layernorm_gains(answer) -> str:
             ([_layernorm_gain(c * x, g, eps=0.0) for c in scales],
              "your LayerNorm has no eps (or another one than F.layer_norm's default, 1e-5), which matters most for "
              "the small inputs: call F.layer_norm(u, (u.shape[-1],)) without changing eps."),
+            *[([_layernorm_gain(c * x, g, eps=eps) for c in scales],
+               f"your LayerNorm's eps is {eps:g}, not F.layer_norm's default 1e-5, which matters most for the small "
+               "inputs: call F.layer_norm(u, (u.shape[-1],)) without changing eps.") for eps in OTHER_EPS],
             (want * np.array(scales), "every scale gives the same gain: you differentiated with respect to x, "
                                       "not with respect to the LayerNorm's input u = c * x. The factor c "
                                       "then cancels LayerNorm's 1/c. Make u a leaf that requires grad."),
