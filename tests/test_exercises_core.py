@@ -233,7 +233,7 @@ def test_an_in_place_add_of_a_grad_branch_is_named_in_place_not_requires_grad():
         x += branch  # switches requires_grad on too: the in-place edit is the mistake to name
         return x
 
-    with pytest.raises(Mistake, match=r"changed its argument `x` in place .* `x \+ f` rather than `x \+= f`"):
+    with pytest.raises(Mistake, match=r"changed its argument `x` in place .* `a \+ b` rather than `a \+= b`"):
         core.call(add_in_place, torch.zeros(3), name="f", shown="x")
 
 
@@ -471,3 +471,23 @@ def test_rounding_is_named_with_the_most_decimals_that_fit_and_never_to_0_decima
     assert "rounded to 6 decimals" in core.name_by_shape(np.array([0.123457, 2.5]), np.array([0.1234567, 2.5]))
     assert "rounded to 6 decimals" in core.name_by_shape(np.array([0.1, 2.5]), np.array([0.1000004, 2.5]))
     assert "rounded" not in (core.name_by_shape(np.array([0.0, 0.0]), np.array([0.3, -0.2])) or "")
+
+
+def test_an_edit_in_place_names_the_argument_and_mentions_putting_back_only_when_it_was():
+    def moved(x):
+        x += 1.0
+        return x
+
+    def put_back(x):
+        x[0] += 0.1
+        x[0] -= 0.1
+        return x.copy()
+
+    with pytest.raises(Mistake, match=r"changed its argument `x` in place .* needs its input\.$"):
+        core.call(moved, np.array([0.3, 0.7]), name="f", shown="x")
+    with pytest.raises(Mistake, match="Putting an entry back afterwards is not enough"):
+        core.call(put_back, np.array([0.3, 0.7]), name="f", shown="x")
+    block = torch.nn.Linear(2, 2)
+    block.forward = lambda x: x.mul_(2)
+    with pytest.raises(Mistake, match="changed its argument `x` in place"):
+        core.call(block, torch.ones(2), name="forward", shown="x")

@@ -33,7 +33,7 @@ CASES = [
         ("forgot BatchNorm", _BLOCK + "        return torch.relu(x + self.linear2(torch.relu(self.linear1(x))))\n",
          "BatchNorm layers are not used"),
         ("wrong shape", _BLOCK + "        return torch.relu(x + branch).sum(dim=1)\n", "expected shape"),
-        ("in place", _BLOCK + "        x += branch\n        return torch.relu(x)\n", "`x + f` rather than `x += f`"),
+        ("in place", _BLOCK + "        x += branch\n        return torch.relu(x)\n", "changed its argument `x` in place"),
         ("an instance, not the class", _BLOCK + "        return torch.relu(x + branch)\n\n\n"
          "ResidualMLPBlock = ResidualMLPBlock(8)\n", "Pass the class itself"),
         ("branch detached", _BLOCK + "        return torch.relu(x + branch.detach())\n", "no gradient reaches `self.linear1.weight`"),

@@ -10,13 +10,15 @@ _LAG = "def lag1_autocorrelation(values):\n    c = values - values.mean()\n"
 
 CASES = [
     ExerciseCases(ex.delete_block, NOTEBOOK, "delete_block", wrong=[
-        ("block deleted from the list", _COPY + "    del lesioned.blocks[k]\n    return lesioned\n", "the outputs are right, but block k"),
+        ("block deleted from the list", _COPY + "    del lesioned.blocks[k]\n    return lesioned\n", "rather than removing it"),
         ("the copy retyped", _COPY.replace("copy.deepcopy(model)", "copy.deepcopy(model).float()")
          + "    lesioned.blocks[k] = nn.Identity()\n    return lesioned\n", "is torch.float32; the model you were given has torch.float64"),
         ("the copy frozen", _COPY.replace("copy.deepcopy(model)", "copy.deepcopy(model).requires_grad_(False)")
          + "    lesioned.blocks[k] = nn.Identity()\n    return lesioned\n", "does not require a gradient"),
         ("the copy in training mode", _COPY.replace("copy.deepcopy(model)", "copy.deepcopy(model).train()")
          + "    lesioned.blocks[k] = nn.Identity()\n    return lesioned\n", "is in training mode"),
+        ("an identity of its own", _COPY + "    class Id(nn.Module):\n        def forward(self, h):\n            return h\n"
+         "    lesioned.blocks[k] = Id()\n    return lesioned\n", "is `Id`, not nn.Identity()"),
         ("the head shared", _COPY + "    lesioned.blocks[k] = nn.Identity()\n    lesioned.head = model.head\n"
          "    return lesioned\n", "is the very tensor of the model you were given"),
         ("off by one (k + 1)", _COPY + "    lesioned.blocks[k + 1] = nn.Identity()\n    return lesioned\n",

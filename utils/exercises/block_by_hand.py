@@ -77,7 +77,8 @@ def _forward_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     negative = (np.array([-2.0, 1.0]), worked[1], worked[2])  # the ReLU zeroes all of W1 x
     zeros = (np.array([0.5, -3.0, 2.0]), np.zeros((4, 3)), np.zeros((3, 4)))
     other = (rng.normal(size=4), rng.normal(size=(6, 4)), rng.normal(size=(4, 6)))
-    return [worked, square, negative, zeros, other]
+    barely = (np.array([1e-3, 1.0]), np.array([[0.5, 0.0], [0.0, -1.0]]), np.array([[2.0, 1.0], [1.0, 3.0]]))
+    return [worked, square, negative, zeros, other, barely]  # barely: a pre-activation of 5e-4 the ReLU keeps
 
 
 def _forward_mistakes(x, w1, w2):

@@ -208,9 +208,10 @@ def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, ti
                               "its train/eval mode or BatchNorm "
                               f"statistics) when called with {shown}: work on `copy.deepcopy({given or 'model'})`.")
             raise Mistake(f"`{name}` changed its argument {argument} in place when called with "
-                          f"{shown}. Compute a new value instead (for example `x + f` rather than `x += f`): "
-                          "the caller still needs its input. (Putting an entry back afterwards is not enough: "
-                          "x + eps - 2 eps + eps is not exactly x once rounded.)")
+                          f"{shown}. Compute a new value instead (for example `a + b` rather than `a += b`): "
+                          "the caller still needs its input." + (" (Putting an entry back afterwards is not "
+                          "enough: x + h - 2h + h is not exactly x once rounded.)" if _put_back(original, passed)
+                          else ""))
         after = _named_parameters(passed)
         if any(p.grad is not None for p in after.values()) and \
                 all(p.grad is None for p in _named_parameters(original).values()):
@@ -596,12 +597,23 @@ def cases_from_seed(seed: int, count: int, make: Callable[[np.random.Generator],
 
 def _parameter_name(answer, position: int) -> str | None:
     """The name the learner gave to argument ``position`` (None if it cannot be read)."""
-    try:
-        names = [p.name for p in inspect.signature(answer).parameters.values()
+    try:  # a torch module is called through its forward
+        names = [p.name for p in inspect.signature(getattr(answer, "forward", answer)).parameters.values()
                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     except (TypeError, ValueError):
         names = []
     return names[position] if position < len(names) else None
+
+
+def _put_back(original, passed) -> bool:
+    """Whether an edited argument is back within rounding of where it was: the trace of an
+    entry moved and moved back, as a finite difference does."""
+    try:
+        before, after = (np.asarray(v.detach() if hasattr(v, "detach") else v, dtype=np.float64)
+                         for v in (original, passed))
+        return before.shape == after.shape and np.allclose(before, after, rtol=1e-9, atol=1e-12)
+    except (TypeError, ValueError, RuntimeError):
+        return False
 
 
 def _named_parameters(value) -> dict:

@@ -161,11 +161,12 @@ def _check_scaled_stack_gain(answer) -> str:
     answer = require_function(answer, name, 5)
     generator = torch.Generator().manual_seed(72)
     torch.manual_seed(72)
-    blocks = make_stack(6, 16).double()
+    deep = make_stack(6, 16).double()
     x = torch.randn(5, 16, generator=generator, dtype=torch.float64)
     g = torch.randn(5, 16, generator=generator, dtype=torch.float64)
-    for shortcut, branch in ((0.9, 1.0), (1.0, 0.3), (1.1, 0.5), (0.8, 0.0)):
-        shown = f"6 blocks, shortcut {shortcut}, branch {branch}"
+    for blocks, shortcut, branch in ((deep, 0.9, 1.0), (deep, 1.0, 0.3), (deep, 1.1, 0.5), (deep, 0.8, 0.0),
+                                     (deep[:1], 1.2, 0.7)):
+        shown = f"{len(blocks)} block{'s' * (len(blocks) != 1)}, shortcut {shortcut}, branch {branch}"
         why = "The checker compares to seven digits, finer than float32 resolves."
         got = _as_number(call(answer, blocks, x, g, shortcut, branch, name=name, shown=shown), name, shown,
                          why=why)

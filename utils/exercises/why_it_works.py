@@ -81,11 +81,15 @@ def _check_lesion(answer) -> str:
         want = _outputs(delete_blocks(model, [k]), x)
         expect_close(got, want, name="delete_block", shown=shown, mistakes=_lesion_mistakes(model, k, x),
                      rtol=1e-9, atol=1e-12)
-        if len(lesioned.blocks) != len(model.blocks) or not isinstance(lesioned.blocks[k], nn.Identity):
-            raise Mistake(f"for {shown}: the outputs are right, but block k of the network you returned is a "
-                          f"{type(lesioned.blocks[k]).__name__ if k < len(lesioned.blocks) else 'missing block'} "
-                          f"and it has {len(lesioned.blocks)} blocks; the task replaces block k by nn.Identity(), "
-                          "so the other blocks keep their numbers and the lesion is the same in any network.")
+        if len(lesioned.blocks) != len(model.blocks):
+            raise Mistake(f"for {shown}: the outputs are right, but the network you returned has "
+                          f"{len(lesioned.blocks)} blocks where the one you were given has {len(model.blocks)}. "
+                          "Replace block k by nn.Identity() rather than removing it, so the other blocks keep their "
+                          "numbers and the lesion is the same in any network.")
+        if not isinstance(lesioned.blocks[k], nn.Identity):
+            raise Mistake(f"for {shown}: the outputs are right, but block k of the network you returned is "
+                          f"`{type(lesioned.blocks[k]).__name__}`, not nn.Identity(). Use nn.Identity() itself: "
+                          "it says what the lesion is to anyone who reads the network.")
     return ("block k (counted from 0) becomes the identity, in residual and plain nets, first and last blocks "
             "included, and the trained network you were given stays intact.")
 
