@@ -103,7 +103,11 @@ CASES = [
          "    return out.reshape(x.shape), leaf.grad\n", "you returned the pair in the wrong order"),
         ("a finite difference for both", _GC.replace("    f(leaf).backward()\n", "") + "        out[i] = (f((flat + step)"
          ".reshape(x.shape)) - f((flat - step).reshape(x.shape))) / (2 * h)\n    return out.reshape(x.shape).clone(), "
-         "out.reshape(x.shape)\n", "your autograd gradient is near the exact one"),
+         "out.reshape(x.shape)\n", "your autograd gradient matches the central difference"),
+        ("a finite difference with its own step for autograd", _GC.replace("    f(leaf).backward()\n", "")
+         + "        out[i] = (f((flat + step).reshape(x.shape)) - f((flat - step).reshape(x.shape))) / (2 * h)\n"
+         "    fine = torch.stack([(f(x + 1e-5 * e) - f(x - 1e-5 * e)) / 2e-5 for e in torch.eye(x.numel(), "
+         "dtype=x.dtype)])\n    return fine, out.reshape(x.shape)\n", "your autograd gradient is near the exact one"),
         ("rounded to 6 decimals", _GC + "        out[i] = (f((flat + step).reshape(x.shape)) - f((flat - step)"
          ".reshape(x.shape))) / (2 * h)\n    return leaf.grad, torch.round(out.reshape(x.shape), decimals=6)\n",
          "rounded to 6 decimals"),

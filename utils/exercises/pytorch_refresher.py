@@ -297,8 +297,10 @@ def _check_gradient(answer) -> str:
                                                                                         atol=1e-12):
                 raise Mistake(f"for {shown}: you returned the pair in the wrong order: return "
                               "(by_autograd, by_difference).")
-            if torch.allclose(auto, want, rtol=1e-3, atol=1e-6) or torch.allclose(auto, central, rtol=1e-6,
-                                                                                  atol=1e-8):
+            if torch.allclose(auto, central, rtol=1e-6, atol=1e-8):
+                raise Mistake(f"for {shown}: your autograd gradient matches the central difference, not autograd. "
+                              "Get it from f(leaf).backward(), then leaf.grad.")
+            if torch.allclose(auto, want, rtol=1e-3, atol=1e-6):
                 raise Mistake(f"for {shown}: your autograd gradient is near the exact one but off by up to "
                               f"{float((auto - want).abs().max()):.2g}, as a finite difference (or arithmetic in "
                               "float32) would be. Get it from autograd: f(leaf).backward(), then leaf.grad, exact "
