@@ -32,7 +32,7 @@ def test_figure_png_is_a_png_of_the_figure_size():
     width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
     assert (width, height) == (300, 200)  # 100 dpi
     with pytest.raises(TypeError, match="fig must be a matplotlib Figure"):
-        plotting._figure_png("not a figure")
+        plotting.show("not a figure")
 
 
 @pytest.mark.parametrize("width, height, dpi", [(7.0, 4.0, 72), (3.3, 2.1, 72.5), (8.0, 4.0, 37)])
