@@ -1,13 +1,9 @@
-"""Input checks shared by every module, so bad input fails early with a message that
-names the parameter and says how to fix it, instead of deep inside NumPy or torch.
-
-Every message reads the same way, ``<name> must be <requirement>, got <what it got>``,
-because every check raises through ``invalid``. A call whose sizes would need more memory
-or time than a laptop has is refused by ``check_cost`` before anything is allocated, with
-what it would need and the largest value the course accepts.
-"""
+"""Input checks shared by every module, so bad input fails early, naming the parameter, not
+deep inside NumPy or torch: ``<name> must be <requirement>, got <what it got>`` (``invalid``).
+``check_cost`` refuses a call too big for a laptop before anything is allocated."""
 from __future__ import annotations
 
+import bisect
 import numbers
 import sys
 from collections.abc import Callable, Iterable
@@ -18,11 +14,9 @@ __all__ = ["MAX_BYTES", "OPERATIONS_PER_SECOND", "MAX_OPERATIONS", "describe_val
            "check_float", "check_bool", "check_text", "check_choice", "check_sequence", "check_callable",
            "check_tensor", "check_module", "check_figure", "check_axes", "check_array", "check_cost"]
 
-# What one call may use. Binder gives a whole notebook 2 GB; half of it is left for Python,
-# torch and the notebook's other variables. A laptop core does about a billion simple
-# operations (a multiply-add, a random draw) a second; five minutes of that is far more
-# than any cell of the course needs (the deepest one, 1000 blocks of width 128, needs
-# about 1e10) and far less than a typo like depth=10**9 would.
+# What one call may use: half of Binder's 2 GB per notebook, and five minutes of a laptop core
+# (about 1e9 simple operations a second), far more than the course's largest cell (about 1e10
+# operations) and far less than a typo like depth=10**9.
 MAX_BYTES = 1e9
 OPERATIONS_PER_SECOND = 1e9
 MAX_OPERATIONS = 300 * OPERATIONS_PER_SECOND
@@ -42,12 +36,9 @@ def describe_value(value) -> str:
         value = value.item()
     if value is None or isinstance(value, (bool, numbers.Number)):
         return repr(value)
-    if isinstance(value, (str, bytes)):
-        text = repr(value)
-        return text if len(text) <= 40 else text[:37] + "..."
-    if isinstance(value, (list, tuple, dict, set, range)):
-        text = repr(value)
-        return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+    if isinstance(value, (str, bytes, list, tuple, dict, set, range)):
+        text = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        return text if isinstance(value, (str, bytes)) else f"{type(value).__name__} {text}"
     if callable(value) and hasattr(value, "__name__"):
         return f"the function {value.__name__}"
     return f"a {type(value).__name__}"
@@ -70,12 +61,7 @@ def check_int(name: str, value, *, minimum: int | None = None, maximum: int | No
     """Return ``value`` as an int, or raise if it is not a whole number in range."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise invalid(name, "a whole number (int)", value, error=TypeError)
-    value = int(value)
-    if minimum is not None and value < minimum:
-        raise invalid(name, f"at least {minimum}", value)
-    if maximum is not None and value > maximum:
-        raise invalid(name, f"at most {maximum}", value)
-    return value
+    return _in_range(name, int(value), minimum, maximum)
 
 
 def check_float(name: str, value, *, minimum: float | None = None, maximum: float | None = None) -> float:
@@ -85,6 +71,10 @@ def check_float(name: str, value, *, minimum: float | None = None, maximum: floa
     value = float(value)
     if not np.isfinite(value):
         raise invalid(name, "finite", value)
+    return _in_range(name, value, minimum, maximum)
+
+
+def _in_range(name: str, value, minimum, maximum):
     if minimum is not None and value < minimum:
         raise invalid(name, f"at least {minimum}", value)
     if maximum is not None and value > maximum:
@@ -213,11 +203,11 @@ def check_array(name: str, value, *, ndim: int | None = None, shape: tuple | Non
 
 
 def _format_bytes(count: float) -> str:
-    for unit in ("bytes", "kB", "MB", "GB", "TB", "PB", "EB"):
-        if count < 1000 or unit == "EB":
-            return f"{count:.3g} {unit}" if count < 1e21 else f"{count:.1e} bytes"
+    for unit in ("bytes", "kB", "MB", "GB", "TB", "PB"):
+        if count < 1000:
+            return f"{count:.3g} {unit}"
         count /= 1000
-    raise AssertionError("unreachable")
+    return f"{count:.3g} EB"
 
 
 def _format_seconds(seconds: float) -> str:
@@ -227,26 +217,11 @@ def _format_seconds(seconds: float) -> str:
     return f"{seconds:.3g} seconds"
 
 
-def _largest_fitting(fits: Callable[[int], bool], value: int) -> int:
-    """The largest n in [1, value] with fits(n), assuming the cost grows with n (0 if none)."""
-    if not fits(1):
-        return 0
-    low, high = 1, value  # fits(low) holds, fits(high) does not
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (middle, high) if fits(middle) else (low, middle)
-    return low
-
-
 def check_cost(sizes: dict, cost: Callable[..., tuple[float, float]], *, what: str) -> None:
-    """Refuse, before anything is allocated, a call too big for a laptop.
-
-    ``sizes`` maps each size parameter to its (already checked, positive) value, and
-    ``cost(**sizes)`` returns ``(bytes, operations)``: the memory and the number of simple
-    operations the call would need. Above ``MAX_BYTES`` or ``MAX_OPERATIONS`` this raises a
-    ValueError that names the parameter furthest beyond what fits, says what the call
-    would need (``what`` says for what, e.g. "the weights of every block") and gives the
-    largest value of that parameter the course accepts with the others unchanged."""
+    """Refuse, before anything is allocated, a call whose ``cost(**sizes)`` (bytes, simple
+    operations) exceeds ``MAX_BYTES`` or ``MAX_OPERATIONS``: a ValueError naming the size
+    furthest beyond what fits, what the call needs for ``what``, and the largest value of that
+    size accepted with the others unchanged (``sizes``: already checked, positive)."""
     def fits(**changed) -> bool:
         nbytes, operations = cost(**{**sizes, **changed})
         return nbytes <= MAX_BYTES and operations <= MAX_OPERATIONS
@@ -259,7 +234,9 @@ def check_cost(sizes: dict, cost: Callable[..., tuple[float, float]], *, what: s
     for name, value in sizes.items():
         if value < 1:
             continue  # a size of 0 is never the one too big
-        fitting = _largest_fitting(lambda n, name=name: fits(**{name: n}), value)
+        # The largest n in [1, value] that fits (0 if none), the cost growing with n.
+        fitting = bisect.bisect_left(range(1, value + 1), True,
+                                     key=lambda n, name=name: not fits(**{name: n}))
         excess = value / fitting if fitting else 0.0
         if excess > worst:
             blame, largest, worst = name, fitting, excess
