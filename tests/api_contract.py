@@ -111,7 +111,6 @@ ACCEPTS = {
     "utils.blocks.block_plot": {"scale": "zero"},  # the slider's left end
     # It answers whether a control can show a value, for any value at all.
     "utils.widgets.accepts": {"value": "none string negative zero nan inf array3d huge object"},
-    "utils.data.DigitsSplit": {"n_classes": "huge"},  # a count of labels, nothing is allocated
     "utils.lesion.path_length_counts": {"n_blocks": "zero"},  # no block: one path, the skip
     "utils.lesion.random_lesion_accuracies": {"k": "zero"},  # delete nothing: the intact accuracy
     "utils.numpy_block.relu": {"z": "negative zero huge array3d"},  # entry by entry, any shape
@@ -222,13 +221,6 @@ def _deep_mlp():
     return build_deep_mlp(6, width=8, in_features=4)
 
 
-def _digits_split():
-    import torch
-
-    x, y = _data(8, 64)
-    return dict(x_train=x, y_train=y, x_test=x, y_test=y)
-
-
 def _controls():
     import ipywidgets as widgets
 
@@ -295,7 +287,6 @@ VALID = {
     "utils.blocks.make_stack": lambda: dict(depth=2, d=8),
     "utils.blocks.output_stats": lambda: dict(block=_stack()[0], x=_tokens()),
     "utils.blocks.draw_block": lambda: dict(fig=_figure()),
-    "utils.data.DigitsSplit": _digits_split,
     "utils.diagrams.draw_residual_block": lambda: dict(target=_figure()),
     "utils.diagrams.draw_block_arrows": lambda: dict(target=_figure(), x=[1.0, 0.5], branch=[0.2, 0.3]),
     "utils.diagrams.draw_transformer_block": lambda: dict(target=_figure()),
