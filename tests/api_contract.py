@@ -113,7 +113,6 @@ ACCEPTS = {
     "utils.widgets.accepts": {"value": "none string negative zero nan inf array3d huge object"},
     "utils.lesion.path_length_counts": {"n_blocks": "zero"},  # no block: one path, the skip
     "utils.lesion.random_lesion_accuracies": {"k": "zero"},  # delete nothing: the intact accuracy
-    "utils.numpy_block.relu": {"z": "negative zero huge array3d"},  # entry by entry, any shape
     "utils.progress.progress_bar": {"total": "huge"},  # a counter, nothing is allocated
     "utils.recipes.branches": {"depth": "huge"},  # a formula
     "utils.training.train": {"lr": "zero huge", "momentum": "zero"},  # a diverging run is a result to show
@@ -324,7 +323,6 @@ VALID = {
                                   block_layers=2),
     "utils.mlp.make_mlp": lambda: dict(architecture="plain", depth=4, width=8),
     "utils.mlp.weight_layers": lambda: dict(model=_mlp()),
-    "utils.numpy_block.relu": lambda: dict(z=[-1.0, 2.0]),
     "utils.numpy_block.forward": lambda: dict(x=[1.0, -1.0], w1=np.eye(2), w2=np.eye(2)),
     "utils.plotting.use_fixed_margins": lambda: dict(fig=_figure()),
     "utils.plotting.legend_below": lambda: dict(fig=_figure()),
