@@ -1,13 +1,7 @@
-"""How many CPU threads torch and the BLAS libraries use, set once when ``utils`` is imported
-(notebooks 05 to 07, whose tensors are tiny, then ask torch for one thread in their import cell).
-
-Loops over tiny tensors (a few thousand numbers per operation) spend more time handing
-work between threads than computing, and one thread also fixes the order of every sum.
-Worse, when two kernels share the CPU, OpenMP threads spin while they wait for cores the
-other kernel holds: two notebooks at once with two threads each on a 2-core machine ran
-over a hundred times slower than alone. So importing ``utils`` calls ``fit_cpu_share()``,
-which gives each kernel the threads that fit the CPU it is given (see ``thread_count``).
-"""
+"""How many CPU threads torch and the BLAS libraries use, set when ``utils`` is imported
+(``fit_cpu_share``). The course's tiny tensors spend more time handing work between threads
+than computing, one thread fixes the order of every sum, and two kernels with two threads each
+on two cores ran a hundred times slower than alone (OpenMP threads spin waiting for cores)."""
 from __future__ import annotations
 
 import math
@@ -25,16 +19,6 @@ _HUB_CPU_LIMIT = "CPU_LIMIT"
 LIBRARY_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 _CGROUP_ROOT = Path("/sys/fs/cgroup")
 _PROC_CGROUP = Path("/proc/self/cgroup")
-
-
-def _cgroup_paths(proc_cgroup: Path) -> dict[str, str]:
-    """This process's cgroup path per controller ("" for the v2 hierarchy)."""
-    paths = {}
-    for line in proc_cgroup.read_text().splitlines():
-        _, controllers, path = line.split(":", 2)
-        for controller in controllers.split(",") if controllers else [""]:
-            paths[controller] = path
-    return paths
 
 
 def _ancestors(folder: Path, path: str) -> list[Path]:
@@ -62,16 +46,14 @@ def _cgroup_cpu_limit(root: str | os.PathLike = _CGROUP_ROOT, proc_cgroup: str |
     if not proc_cgroup.is_file():
         return None
     limits = []
-    for controller, path in _cgroup_paths(proc_cgroup).items():
-        if controller == "":
-            folders = _ancestors(root, path) + _ancestors(root / "unified", path)
-        elif controller in ("cpu", "cpuacct"):
-            folders = [f for base in (root / "cpu", root / "cpu,cpuacct", root / "cpuacct,cpu")
-                       for f in _ancestors(base, path)]
-        else:
-            continue
-        limits += [quota for folder in folders if (quota := _quota(folder)) is not None]
-    return min(limits) if limits else None
+    for line in proc_cgroup.read_text().splitlines():  # hierarchy:controllers:path
+        _, controllers, path = line.split(":", 2)
+        # v2's one hierarchy names no controller; v1 mounts cpu alone or with cpuacct.
+        bases = (("", "unified") if not controllers else ("cpu", "cpu,cpuacct", "cpuacct,cpu")
+                 if {"cpu", "cpuacct"} & set(controllers.split(",")) else ())
+        limits += [quota for base in bases for folder in _ancestors(root / base, path)
+                   if (quota := _quota(folder)) is not None]
+    return min(limits, default=None)
 
 
 def cpu_share(environ=None) -> float:
@@ -82,15 +64,11 @@ def cpu_share(environ=None) -> float:
         raise TypeError(f"environ must be a mapping of environment variables, got {environ!r}")
     share = float(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
     quota = _cgroup_cpu_limit()
-    if quota is not None:
-        share = min(share, quota)
     hub = environ.get(_HUB_CPU_LIMIT)
-    if hub:
-        try:
-            share = min(share, float(hub))
-        except ValueError:
-            raise ValueError(f"{_HUB_CPU_LIMIT} must be a number of CPUs, got {hub!r}") from None
-    return share
+    try:
+        return min(share, share if quota is None else quota, float(hub or share))
+    except ValueError:
+        raise ValueError(f"{_HUB_CPU_LIMIT} must be a number of CPUs, got {hub!r}") from None
 
 
 def thread_count(environ=None, share: float | None = None) -> int:
@@ -114,11 +92,8 @@ def thread_count(environ=None, share: float | None = None) -> int:
         if value:
             if not value.isdigit() or int(value) < 1:
                 raise ValueError(f"{variable} must be a whole number of threads, at least 1, got {value!r}")
-            wanted = int(value)
-            break
-    else:
-        wanted = 1
-    return max(1, min(wanted, math.floor(share)))
+            return max(1, min(int(value), math.floor(share)))
+    return 1
 
 
 def fit_cpu_share() -> int:
