@@ -103,10 +103,8 @@ ACCEPTS = {
     "utils.slopes.plotted_depths": {"points": "huge"},  # more points than depths: every depth is drawn
     "utils.recipes.deepnorm_constants": {"layers": "huge"},  # a formula, nothing is allocated
     "utils.recipes.NormFreeBlock": {"multiplier": "negative zero huge", "gain": "negative zero huge"},
-    "utils.plotting.log_safe": {"values": "negative zero nan inf huge array3d", "floor": "zero huge",
-                                "ceiling": "huge"},  # any magnitudes; any clipping range
+    "utils.plotting.log_safe": {"values": "negative zero nan inf huge array3d"},  # any magnitudes
     "utils.plotting.use_fixed_margins": {"left": "zero", "bottom": "zero"},  # no margin
-    "utils.plotting.legend_below": {"xlabel_inches": "zero"},  # no x label under the axes
     "utils.shattered.input_gradient_curve": {"low": "negative zero", "high": "negative zero huge"},
     "utils.blocks.block_plot": {"scale": "zero"},  # the slider's left end
     # It answers whether a control can show a value, for any value at all.

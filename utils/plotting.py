@@ -82,14 +82,13 @@ def use_fixed_margins(fig: Figure, *, left: float = 0.1, right: float = 0.97, bo
     fig.subplots_adjust(left=left, right=right, bottom=bottom, top=top)
 
 
-def legend_below(fig: Figure, *, ncols: int = 2, fontsize: float = 8.0, xlabel_inches: float = 0.55) -> None:
+def legend_below(fig: Figure, *, ncols: int = 2, fontsize: float = 8.0) -> None:
     """One legend for all of ``fig``'s axes (each label once) in a band under the plot, the
     bottom margin raised to hold it: the data keeps the width and no curve is covered at
     any widget setting. For fixed-margin figures (``use_fixed_margins`` first)."""
     check_figure("fig", fig)
     ncols = check_int("ncols", ncols, minimum=1, maximum=6)
     fontsize = check_float("fontsize", fontsize, minimum=4.0, maximum=30.0)
-    xlabel_inches = check_float("xlabel_inches", xlabel_inches, minimum=0.0, maximum=3.0)
     entries = {}
     for ax in fig.axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
@@ -98,7 +97,8 @@ def legend_below(fig: Figure, *, ncols: int = 2, fontsize: float = 8.0, xlabel_i
         return
     rows = -(-len(entries) // ncols)
     band = 0.1 + rows * 1.45 * fontsize / 72  # inches: one text line plus spacing per row
-    fig.subplots_adjust(bottom=min(0.8, (band + xlabel_inches) / fig.get_figheight()))
+    band += 0.55  # inches: the x label above the legend
+    fig.subplots_adjust(bottom=min(0.8, band / fig.get_figheight()))
     fig.legend(list(entries.values()), list(entries), loc="lower left", bbox_to_anchor=(0.02, 0.0),
                ncols=ncols, fontsize=fontsize, frameon=False, borderaxespad=0.2)
 
@@ -167,21 +167,20 @@ def _figure_png(fig: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def figure_small_png(fig: Figure, *, dpi: float = 72, colors: int = 32) -> bytes:
-    """Render ``fig`` to a small PNG (``dpi``, a palette of ``colors``): a quarter of the bytes
+def figure_small_png(fig: Figure, *, dpi: float = 72) -> bytes:
+    """Render ``fig`` to a small PNG (``dpi``, a palette of 32 colours): a quarter of the bytes
     and still sharp, for pages of hundreds of pictures. Same figure, same bytes."""
     from PIL import Image
 
     check_figure("fig", fig)
     dpi = check_float("dpi", dpi, minimum=10, maximum=300)
-    colors = check_int("colors", colors, minimum=2, maximum=256)
     # Raw pixels, not a PNG: the full-colour PNG was only decoded again (a tenth of the time).
     buffer = io.BytesIO()
     with DRAWING:
         fig.savefig(buffer, format="rgba", dpi=dpi)
     size = (int(fig.get_figwidth() * dpi), int(fig.get_figheight() * dpi))  # as the Agg canvas rounds
     picture = Image.frombuffer("RGBA", size, buffer.getbuffer(), "raw", "RGBA", 0, 1).convert("RGB")
-    picture = picture.quantize(colors=colors, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+    picture = picture.quantize(colors=32, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
     small = io.BytesIO()
     picture.save(small, format="png", optimize=True)
     return small.getvalue()
@@ -221,14 +220,10 @@ def show(fig: Figure) -> None:
     display(Image(data=_figure_png(check_figure("fig", fig)), format="png"))
 
 
-def log_safe(values, *, floor: float = LOG_FLOOR, ceiling: float = _LOG_CEILING):
-    """``(clipped, underflow, overflow)``: magnitudes for a log axis, those below ``floor``
-    (zeros too) raised to it, those above ``ceiling`` (inf too) lowered to it, and masks of
+def log_safe(values):
+    """``(clipped, underflow, overflow)``: magnitudes for a log axis, those below LOG_FLOOR
+    (zeros too) raised to it, those above _LOG_CEILING (inf too) lowered to it, and masks of
     the points moved, so a plot can mark them. NaN stays NaN."""
-    floor = check_float("floor", floor, minimum=0.0)
-    ceiling = check_float("ceiling", ceiling)
-    if not floor < ceiling:
-        raise invalid("floor", f"below ceiling={ceiling}", floor)
     try:
         if values is None or isinstance(values, (str, bytes)):
             raise TypeError  # NumPy would read None as NaN and "30" as 30
@@ -236,9 +231,9 @@ def log_safe(values, *, floor: float = LOG_FLOOR, ceiling: float = _LOG_CEILING)
     except (TypeError, ValueError):
         raise invalid("values", "numbers (an array or a list)", values, error=TypeError) from None
     with np.errstate(invalid="ignore"):
-        underflow = array < floor
-        overflow = array > ceiling  # inf counts as overflow
-    clipped = np.where(underflow, floor, np.where(overflow, ceiling, array))
+        underflow = array < LOG_FLOOR
+        overflow = array > _LOG_CEILING  # inf counts as overflow
+    clipped = np.where(underflow, LOG_FLOOR, np.where(overflow, _LOG_CEILING, array))
     return clipped, underflow, overflow
 
 
