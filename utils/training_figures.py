@@ -24,18 +24,21 @@ def _chance(ax, level: float, label: str = "chance") -> None:
     ax.axhline(level, color="grey", ls="--", lw=1, zorder=0, label=label)  # beneath the data
 
 
-def _entries(name: str, mapping, keys, what: str) -> list:
-    """``[mapping[key] for key in keys]`` if ``mapping`` is a non-empty dict of ``what``
-    holding every key, else an error naming ``name`` (and the first missing key)."""
+def _entries(name: str, mapping, keys, what: str, length: int | None = None) -> list:
+    """``[mapping[key] for key in keys]`` (every key when ``keys`` is None) if ``mapping`` is
+    a non-empty dict of ``what`` holding every key, each a tuple of ``length`` when given;
+    else an error naming ``name`` (and the first missing key)."""
     if not isinstance(mapping, dict):
         raise invalid(name, f"a dict of {what}", mapping, error=TypeError)
     if not mapping:
         raise invalid(name, f"a non-empty dict of {what}", mapping)
-    for key in keys:
+    for key in mapping if keys is None else keys:
         if key not in mapping:
             raise invalid(name, f"a dict with an entry for {key!r}",
                           fix="pass the results of every run drawn")
-    return [mapping[key] for key in keys]
+        if length and (not isinstance(mapping[key], (tuple, list)) or len(mapping[key]) != length):
+            raise invalid(name, f"a dict of {what}", mapping[key], error=TypeError)
+    return [mapping[key] for key in (mapping if keys is None else keys)]
 
 
 def _run_keys(depths, seeds) -> list[tuple]:
@@ -141,10 +144,7 @@ def loss_surfaces(surfaces: dict) -> None:
     """Filled contour plots of loss slices side by side, log-spaced levels shared by all
     panels; ``surfaces[name] = (a values, b values, losses)``, the names being titles that
     start with "plain" or "residual"."""
-    _entries("surfaces", surfaces, (), "loss slices")
-    for surface in surfaces.values():
-        if not isinstance(surface, (tuple, list)) or len(surface) != 3:
-            raise invalid("surfaces", "a dict of (a values, b values, losses) triples", surface, error=TypeError)
+    for surface in _entries("surfaces", surfaces, None, "(a values, b values, losses) triples", 3):
         a, b = check_array("surfaces", surface[0], ndim=1), check_array("surfaces", surface[1], ndim=1)
         if np.shape(surface[2]) != (len(b), len(a)):  # losses may hold NaN where a slice diverged
             raise invalid("surfaces", f"losses of shape (len(b), len(a)) = {(len(b), len(a))}",
@@ -172,10 +172,7 @@ def single_lesions(lesions: dict, seeds) -> None:
     ``lesions[architecture, seed] = (intact accuracy, accuracies after each deletion)``."""
     seeds = _whole_numbers("seeds", seeds, minimum=0)
     keys = [(a, s) for a in _ARCHITECTURES for s in seeds]
-    for entry in _entries("lesions", lesions, keys, "lesion results"):
-        if not isinstance(entry, (tuple, list)) or len(entry) != 2:
-            raise invalid("lesions", "a dict of (intact accuracy, accuracies after each deletion) pairs", entry,
-                          error=TypeError)
+    for entry in _entries("lesions", lesions, keys, "(intact, after deletions) accuracy pairs", 2):
         check_array("lesions", entry[0], ndim=0)
         check_array("lesions", entry[1], ndim=1)
     fig, axes = plotting.new_figure(1, 2, width=11, height=4)
@@ -199,8 +196,7 @@ def random_lesions(accuracies: dict, blocks: int) -> None:
     """Median and middle half of the test accuracy after deleting k random blocks;
     ``accuracies[k]`` holds the accuracies of all draws for that k."""
     blocks = check_int("blocks", blocks, minimum=1)
-    _entries("accuracies", accuracies, (), "accuracies by number of blocks deleted")
-    for k, values in accuracies.items():
+    for k, values in zip(accuracies, _entries("accuracies", accuracies, None, "accuracy lists")):
         check_int("accuracies", k, minimum=0, maximum=blocks)
         if check_array("accuracies", values, ndim=1).size == 0:
             raise invalid("accuracies", f"a dict of non-empty lists of accuracies (none for k={k})")
@@ -227,10 +223,7 @@ def gradient_grid(curves: dict, rows, depths) -> None:
                       "'plain' or 'residual'", rows, error=TypeError)
     depths = _whole_numbers("depths", depths, minimum=1)
     keys = [(a, b, d) for a, b, _ in rows for d in depths]
-    for entry in _entries("curves", curves, keys, "gradient curves"):
-        if not isinstance(entry, (tuple, list)) or len(entry) != 3:
-            raise invalid("curves", "a dict of (x, dy/dx, autocorrelation) triples", entry,
-                          error=TypeError)
+    _entries("curves", curves, keys, "(x, dy/dx, autocorrelation) triples", 3)
     fig, axes = plotting.new_figure(len(rows), len(depths), width=10, height=2.4 * len(rows))
     axes = np.atleast_2d(axes)
     for r, (architecture, block_layers, label) in enumerate(rows):
