@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["COURSE_THREADS", "LIBRARY_VARIABLES", "cpu_share", "thread_count", "fit_cpu_share"]
+__all__ = ["COURSE_THREADS", "LIBRARY_VARIABLES", "cpu_share", "fit_cpu_share"]
 
 # A teacher or hub sets this (a whole number of threads) to override the course's choice.
 COURSE_THREADS = "COURSE_THREADS"
@@ -71,22 +71,11 @@ def cpu_share(environ=None) -> float:
         raise ValueError(f"{_HUB_CPU_LIMIT} must be a number of CPUs, got {hub!r}") from None
 
 
-def thread_count(environ=None, share: float | None = None) -> int:
+def _thread_count(environ=os.environ, share: float | None = None) -> int:
     """The threads a kernel should use: ``COURSE_THREADS`` if a teacher set it, else an
-    ``OMP_NUM_THREADS`` already set (the tests set 1), else one, never more than the CPU
-    share (``share``, default ``cpu_share()``) rounded down, and at least one.
-
-    One thread by default: the course's tensors are small, so more threads are slower even
-    alone, and two kernels with two threads each on two cores fight (benchmarks/cpu_share.py)."""
-    environ = os.environ if environ is None else environ
-    if not hasattr(environ, "get"):
-        raise TypeError(f"environ must be a mapping of environment variables, got {environ!r}")
-    if share is None:
-        share = cpu_share(environ)
-    else:
-        from .validation import check_float  # NumPy: not loaded at import, so utils.environment still works without it
-
-        share = check_float("share", share, minimum=0.01, maximum=4096)
+    ``OMP_NUM_THREADS`` already set (the tests set 1), else one (see the module docstring),
+    never more than the CPU ``share`` (default ``cpu_share()``) rounded down, at least one."""
+    share = cpu_share(environ) if share is None else share
     for variable in (COURSE_THREADS, "OMP_NUM_THREADS"):
         value = environ.get(variable, "").strip()
         if value:
@@ -97,9 +86,9 @@ def thread_count(environ=None, share: float | None = None) -> int:
 
 
 def fit_cpu_share() -> int:
-    """Apply ``thread_count()`` to this process: the libraries' variables for what loads later,
+    """Apply ``_thread_count()`` to this process: the libraries' variables for what loads later,
     and torch's own setting if torch is already loaded. Returns the count."""
-    count = thread_count()
+    count = _thread_count()
     for variable in LIBRARY_VARIABLES:
         os.environ[variable] = str(count)
     if "torch" in sys.modules:
