@@ -49,12 +49,8 @@ def invalid(name: str, requirement: str, value=_NOTHING, *, fix: str | None = No
     """The exception for a bad argument, worded the one way the course words them:
     ``<name> must be <requirement>, got <value>[; <fix>]``. Raise what it returns:
     ``raise invalid("depth", "at least 1", depth)``; ``error=TypeError`` for a wrong type."""
-    message = f"{name} must be {requirement}"
-    if value is not _NOTHING:
-        message += f", got {describe_value(value)}"
-    if fix:
-        message += f"; {fix}"
-    return error(message)
+    got = "" if value is _NOTHING else f", got {describe_value(value)}"
+    return error(f"{name} must be {requirement}{got}" + (f"; {fix}" if fix else ""))
 
 
 def check_int(name: str, value, *, minimum: int | None = None, maximum: int | None = None) -> int:
