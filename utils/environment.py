@@ -10,7 +10,7 @@ import importlib.metadata as metadata
 import os
 import platform
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
@@ -51,15 +51,12 @@ def _detect_front_end(environ, modules, in_kernel: bool) -> str:
     Jupyter server, JupyterLab or Notebook 7, sets ``JPY_SESSION_NAME``)."""
     if "google.colab" in modules or "COLAB_RELEASE_TAG" in environ:
         return "Colab"
-    if any(key.startswith("BINDER_") for key in environ):
-        return "Binder"
-    if any(key.startswith("VSCODE_") for key in environ):
-        return "VS Code"
+    for prefix, front_end in (("BINDER_", "Binder"), ("VSCODE_", "VS Code")):
+        if any(key.startswith(prefix) for key in environ):
+            return front_end
     if not in_kernel:
         return NOT_A_KERNEL
-    if "JPY_SESSION_NAME" in environ:
-        return "JupyterLab"
-    return SCRIPT_KERNEL
+    return "JupyterLab" if "JPY_SESSION_NAME" in environ else SCRIPT_KERNEL
 
 
 def _describe_range(tested: Requirement) -> str:
@@ -137,7 +134,7 @@ class Report:
     front_end: str
     threads: str
     widgets: str
-    problems: list[str] = field(default_factory=list)
+    problems: list[str]
 
     def verdict(self) -> str:
         """One line when all is well, the same on every supported machine; else each problem."""
