@@ -117,10 +117,6 @@ def draw_transformer_block(target, *, norm: str = "pre") -> Axes:
                                     fc="white", ec=color, lw=2))
         ax.text(cx, cy, label, ha="center", va="center", fontsize=10)
 
-    def plus(cy):
-        ax.add_patch(Circle((0, cy), 0.28, fc="white", ec="black", lw=2, zorder=3))
-        ax.text(0, cy, "+", ha="center", va="center", fontsize=15, fontweight="bold", zorder=4)
-
     y = 0.0
     ax.text(0, y - 0.35, "stream in: x", ha="center", va="top", fontsize=12, fontweight="bold")
     for name in ("self-attention", "feed-forward\nd→4d, GELU, 4d→d"):
@@ -141,7 +137,8 @@ def draw_transformer_block(target, *, norm: str = "pre") -> Axes:
                 fontsize=10)
         # The skip path: the stream itself, carried unchanged up to the sum.
         _arrow(ax, (0, y), (0, sum_y - 0.28), RESIDUAL_COLOR)
-        plus(sum_y)
+        ax.add_patch(Circle((0, sum_y), 0.28, fc="white", ec="black", lw=2, zorder=3))
+        ax.text(0, sum_y, "+", ha="center", va="center", fontsize=15, fontweight="bold", zorder=4)
         y = sum_y + 0.28
         if norm == "post":
             box(0, y + 0.75, "LayerNorm", RESIDUAL_COLOR)

@@ -1,8 +1,6 @@
-"""The figures of the training notebooks (08 degradation, 09 why it works), so that their
-cells show the experiment and not the axis labels. Each function takes results the
-notebook computed, draws one figure in the house style (plain and residual in their two
-colours, chance as a grey dashed line) and shows it; it returns None, so a cell may end
-with the call."""
+"""The figures of notebooks 08 and 09, so their cells show the experiment, not axis labels:
+each function draws the notebook's results in the house style (chance a grey dashed line)
+and shows it, returning None so a cell may end with the call."""
 from __future__ import annotations
 
 import math
@@ -51,9 +49,8 @@ def _whole_numbers(name: str, values, *, minimum: int) -> list[int]:
 
 
 def _moving_average(values, window: int) -> np.ndarray:
-    values = np.asarray(values, dtype=np.float64)
     window = min(window, len(values))
-    return np.convolve(values, np.ones(window) / window, mode="valid")
+    return np.convolve(np.asarray(values, dtype=np.float64), np.ones(window) / window, mode="valid")
 
 
 def loss_curves(runs: dict, depths, seeds, *, window: int = 10) -> None:

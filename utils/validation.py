@@ -224,18 +224,15 @@ def check_cost(sizes: dict, cost: Callable[..., tuple[float, float]], *, what: s
 
     if fits():
         return
+    # Per size (a size of 0 is never the one too big), the largest n in [1, value] that fits
+    # with the others unchanged, or 0 if none, the cost growing with n.
+    fitting = {name: bisect.bisect_left(range(1, value + 1), True,
+                                        key=lambda n, name=name: not fits(**{name: n}))
+               for name, value in sizes.items() if value >= 1}
     # Blame the size furthest beyond what fits; one that cannot fit at all whatever its
     # value (another size is too big) only when no size can be fixed on its own.
-    blame, largest, worst = None, 0, -1.0
-    for name, value in sizes.items():
-        if value < 1:
-            continue  # a size of 0 is never the one too big
-        # The largest n in [1, value] that fits (0 if none), the cost growing with n.
-        fitting = bisect.bisect_left(range(1, value + 1), True,
-                                     key=lambda n, name=name: not fits(**{name: n}))
-        excess = value / fitting if fitting else 0.0
-        if excess > worst:
-            blame, largest, worst = name, fitting, excess
+    blame = max(fitting, key=lambda name: sizes[name] / fitting[name] if fitting[name] else 0.0)
+    largest = fitting[blame]
     nbytes, operations = cost(**sizes)
     need = (f"about {_format_bytes(nbytes)} of memory" if nbytes > MAX_BYTES else
             f"about {operations:.2g} operations (some {_format_seconds(operations / OPERATIONS_PER_SECOND)} "
