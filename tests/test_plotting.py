@@ -152,12 +152,10 @@ def test_legend_below_without_labels_and_bad_input():
         plotting.legend_below(fig, ncols=0)
 
 
-def test_use_house_style_restores_the_course_style():
+def test_importing_plotting_applies_the_course_style():
     import matplotlib
 
-    matplotlib.rcParams["axes.facecolor"] = "black"
-    plotting._use_house_style()
-    assert matplotlib.rcParams["axes.facecolor"] == "white"
+    assert all(matplotlib.rcParams[key] == value for key, value in plotting.HOUSE_STYLE.items())
     assert matplotlib.rcParams["axes.prop_cycle"].by_key()["color"][:2] == [plotting.RESIDUAL_COLOR, plotting.PLAIN_COLOR]
 
 

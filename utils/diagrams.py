@@ -102,11 +102,9 @@ def _vec(v) -> str:
 
 
 def draw_transformer_block(target, *, norm: str = "pre") -> Axes:
-    """Draw one transformer block on ``target`` (a Figure or an Axes) and return the axes:
-    the residual stream runs straight up; two residual branches, attention then the
-    feed-forward network, read from it and add their output back. ``norm="pre"`` puts a
-    LayerNorm at the start of each branch (the stream itself is never normalised);
-    ``norm="post"`` puts it on the stream, after each sum."""
+    """Draw a transformer block on ``target`` (a Figure or an Axes) and return the axes: the
+    stream runs straight up, attention and the feed-forward network read from it and add back;
+    a LayerNorm starts each branch (``norm="pre"``) or follows each sum (``"post"``)."""
     check_choice("norm", norm, ("pre", "post"))
     ax = _axes(target)
     ax.set_axis_off()

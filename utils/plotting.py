@@ -41,14 +41,7 @@ HOUSE_STYLE = {
     "axes.prop_cycle": matplotlib.cycler(color=list(PALETTE)), "lines.linewidth": 2.0,
     "svg.fonttype": "none",  # widget SVGs carry text as text, in the font figure_svg embeds
 }
-
-
-def _use_house_style() -> None:
-    """Apply the course style to every later figure (called once on import)."""
-    matplotlib.rcParams.update(HOUSE_STYLE)
-
-
-_use_house_style()
+matplotlib.rcParams.update(HOUSE_STYLE)  # every later figure in the course style
 
 
 def _empty_figure(width: float = 7.0, height: float = 4.0) -> Figure:
@@ -221,9 +214,8 @@ def show(fig: Figure) -> None:
 
 
 def log_safe(values):
-    """``(clipped, underflow, overflow)``: magnitudes for a log axis, those below LOG_FLOOR
-    (zeros too) raised to it, those above _LOG_CEILING (inf too) lowered to it, and masks of
-    the points moved, so a plot can mark them. NaN stays NaN."""
+    """``(clipped, underflow, overflow)``: magnitudes clipped into [LOG_FLOOR, _LOG_CEILING]
+    (zeros and inf too; NaN stays) and masks of the points moved, so a plot can mark them."""
     try:
         if values is None or isinstance(values, (str, bytes)):
             raise TypeError  # NumPy would read None as NaN and "30" as 30
@@ -238,9 +230,8 @@ def log_safe(values):
 
 
 def plot_log_safe(ax, x, values, *, color: str, label: str, **line_kwargs) -> tuple[int, int]:
-    """Draw ``|values|`` against ``x`` on ``ax`` with a log y axis, marking clipped points:
-    an open triangle down where the value underflowed, up where it overflowed. Returns
-    the number of underflowed and overflowed points, so a caption can say so."""
+    """Draw ``|values|`` against ``x`` on a log y axis, an open triangle down (up) where a value
+    under- (over)flowed; return how many did, so a caption can say so."""
     check_axes("ax", ax)
     check_text("color", color)
     check_text("label", label)

@@ -131,9 +131,8 @@ def check_callable(name: str, value, *, what: str = "a function") -> Callable:
 
 def check_tensor(name: str, value, *, ndim: int | None = None, last_dim: int | None = None,
                  floating: bool = True, shape_text: str | None = None):
-    """Return ``value`` if it is a torch.Tensor of rank ``ndim`` whose last dimension is
-    ``last_dim`` (each when given), of a floating-point dtype when ``floating``; else
-    raise. ``shape_text`` (e.g. "(batch, tokens, 64)") says the shape wanted."""
+    """Return ``value`` if it is a torch.Tensor of rank ``ndim`` and last dimension ``last_dim``
+    (each when given), floating-point when ``floating``; ``shape_text`` words the shape wanted."""
     torch = sys.modules.get("torch")  # a tensor exists only once torch is imported
     shape = shape_text or " and ".join(part for part in (
         f"{ndim} dimension(s)" if ndim is not None else "",
@@ -177,10 +176,8 @@ def check_axes(name: str, value):
 
 
 def check_array(name: str, value, *, ndim: int | None = None, shape: tuple | None = None) -> np.ndarray:
-    """Return ``value`` as a finite float64 array, checking its rank and shape.
-
-    ``shape`` may contain ``None`` for a free dimension, e.g. ``(None, 2)``.
-    """
+    """Return ``value`` as a finite float64 array of rank ``ndim`` and ``shape`` (``None`` in
+    it for a free dimension, e.g. ``(None, 2)``), each when given."""
     if value is None or isinstance(value, (str, bytes)):
         raise invalid(name, "an array of numbers", value, error=TypeError)
     try:
