@@ -84,10 +84,9 @@ def _version_problem(name: str, version: str | None, tested: Requirement, on_col
 
 def _python_problem(version: str) -> str | None:
     """The sentence for a Python other than the tested one (None for the tested one)."""
-    if ".".join(version.split(".")[:2]) == TESTED_PYTHON:
-        return None
-    return (f"Python {version} is not the tested {TESTED_PYTHON}: if a cell fails, use Python {TESTED_PYTHON} "
-            "(make lab with it, or Binder).")
+    return None if ".".join(version.split(".")[:2]) == TESTED_PYTHON else (
+        f"Python {version} is not the tested {TESTED_PYTHON}: if a cell fails, use Python {TESTED_PYTHON} "
+        "(make lab with it, or Binder).")
 
 
 def _widget_problems(ipywidgets: str | None, front_end: str, lab_widgets: str | None) -> list[str]:

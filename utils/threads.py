@@ -17,8 +17,6 @@ COURSE_THREADS = "COURSE_THREADS"
 _HUB_CPU_LIMIT = "CPU_LIMIT"
 # Read by OpenMP (torch), MKL and OpenBLAS when they load.
 LIBRARY_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-_CGROUP_ROOT = Path("/sys/fs/cgroup")
-_PROC_CGROUP = Path("/proc/self/cgroup")
 
 
 def _ancestors(folder: Path, path: str) -> list[Path]:
@@ -39,10 +37,10 @@ def _quota(folder: Path) -> float | None:
     return None
 
 
-def _cgroup_cpu_limit(root: str | os.PathLike = _CGROUP_ROOT, proc_cgroup: str | os.PathLike = _PROC_CGROUP) -> float | None:
+def _cgroup_cpu_limit(root=Path("/sys/fs/cgroup"),
+                      proc_cgroup=Path("/proc/self/cgroup")) -> float | None:
     """CPUs this process's cgroup quota allows (cgroup v1 or v2, the tightest on its path), or
     None without a quota: what a container's or Binder's CPU limit looks like from inside."""
-    root, proc_cgroup = Path(root), Path(proc_cgroup)
     if not proc_cgroup.is_file():
         return None
     limits = []
