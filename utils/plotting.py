@@ -19,13 +19,13 @@ __all__ = ["DRAWING", "PLAIN_COLOR", "RESIDUAL_COLOR", "PALETTE", "HOUSE_STYLE",
            "legend_below", "log_ticks", "figure_small_png", "figure_svg", "show", "log_safe", "plot_log_safe",
            "render", "LOG_FLOOR"]
 
-# Okabe-Ito palette (Okabe & Ito 2008), safe for the common colour-vision deficiencies.
 # matplotlib is not thread-safe (shared fonts, rcParams), and widgets draw pictures ahead in a
 # background thread (utils/pictures.py): every rendering, in any thread, holds this lock.
 DRAWING = threading.RLock()
 
 PLAIN_COLOR = "#D55E00"  # vermillion: every plain (no skip path) curve in the course
 RESIDUAL_COLOR = "#0072B2"  # blue: every residual curve in the course
+# Okabe-Ito palette (Okabe & Ito 2008), safe for the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
 
 # Where a log axis stops. float64 reaches about 1e-308 and 1e308; we clip well inside,
@@ -45,16 +45,14 @@ matplotlib.rcParams.update(HOUSE_STYLE)  # every later figure in the course styl
 
 
 def _empty_figure(width: float = 7.0, height: float = 4.0) -> Figure:
-    """A figure in inches outside pyplot (nothing leaks between redraws), constrained layout,
-    no axes yet: where ``new_figure`` and ``render`` start."""
+    """A figure outside pyplot (nothing leaks between redraws), constrained layout, no axes."""
     width = check_float("width", width, minimum=1, maximum=30)
     height = check_float("height", height, minimum=1, maximum=30)
     return Figure(figsize=(width, height), layout="constrained")
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 7.0, height: float = 4.0):
-    """Return ``(fig, axes)``: an ``_empty_figure`` with ``nrows x ncols`` axes; ``axes`` is
-    one Axes when both are 1."""
+    """``(fig, axes)``: a figure of ``nrows x ncols`` axes (one Axes when both are 1)."""
     nrows = check_int("nrows", nrows, minimum=1, maximum=6)
     ncols = check_int("ncols", ncols, minimum=1, maximum=6)
     fig = _empty_figure(width, height)
