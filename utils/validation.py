@@ -87,9 +87,7 @@ def check_bool(name: str, value) -> bool:
 
 def check_text(name: str, value, *, allow_none: bool = False) -> str | None:
     """Return ``value`` if it is a str (or None when ``allow_none``), else raise."""
-    if value is None and allow_none:
-        return None
-    if not isinstance(value, str):
+    if not isinstance(value, str) and not (value is None and allow_none):
         raise invalid(name, "a str" + (" or None" if allow_none else ""), value, error=TypeError)
     return value
 
