@@ -74,9 +74,8 @@ def use_fixed_margins(fig: Figure, *, left: float = 0.1, right: float = 0.97, bo
 
 
 def legend_below(fig: Figure, *, ncols: int = 2, fontsize: float = 8.0) -> None:
-    """One legend for all of ``fig``'s axes (each label once) in a band under the plot, the
-    bottom margin raised to hold it: the data keeps the width and no curve is covered at
-    any widget setting. For fixed-margin figures (``use_fixed_margins`` first)."""
+    """One legend for all of ``fig``'s fixed-margin axes (each label once) in a band under the
+    plot: the data keeps the width and no curve is covered at any widget setting."""
     check_figure("fig", fig)
     ncols = check_int("ncols", ncols, minimum=1, maximum=6)
     fontsize = check_float("fontsize", fontsize, minimum=4.0, maximum=30.0)

@@ -23,9 +23,8 @@ def _chance(ax, level: float, label: str = "chance") -> None:
 
 
 def _entries(name: str, mapping, keys, what: str, length: int | None = None) -> list:
-    """``[mapping[key] for key in keys]`` (every key when ``keys`` is None) if ``mapping`` is
-    a non-empty dict of ``what`` holding every key, each a tuple of ``length`` when given;
-    else an error naming ``name`` (and the first missing key)."""
+    """``mapping``'s entries for ``keys`` (all if None) if it is a non-empty dict of ``what`` with
+    every key, each a tuple of ``length`` when given; else an error naming ``name``."""
     if not isinstance(mapping, dict):
         raise invalid(name, f"a dict of {what}", mapping, error=TypeError)
     if not mapping:
@@ -138,9 +137,8 @@ def branch_ratios(ratios) -> None:
 
 
 def loss_surfaces(surfaces: dict) -> None:
-    """Filled contour plots of loss slices side by side, log-spaced levels shared by all
-    panels; ``surfaces[name] = (a values, b values, losses)``, the names being titles that
-    start with "plain" or "residual"."""
+    """Filled contours of loss slices side by side, log-spaced levels shared by all panels;
+    ``surfaces[title] = (a values, b values, losses)``."""
     for surface in _entries("surfaces", surfaces, None, "(a values, b values, losses) triples", 3):
         a, b = check_array("surfaces", surface[0], ndim=1), check_array("surfaces", surface[1], ndim=1)
         if np.shape(surface[2]) != (len(b), len(a)):  # losses may hold NaN where a slice diverged

@@ -46,8 +46,7 @@ def describe_value(value) -> str:
 
 def invalid(name: str, requirement: str, value=_NOTHING, *, fix: str | None = None,
             error: type[Exception] = ValueError) -> Exception:
-    """The exception for a bad argument, worded the one way the course words them:
-    ``<name> must be <requirement>, got <value>[; <fix>]``. Raise what it returns:
+    """The exception for a bad argument: ``<name> must be <requirement>, got <value>[; <fix>]``.
     ``raise invalid("depth", "at least 1", depth)``; ``error=TypeError`` for a wrong type."""
     got = "" if value is _NOTHING else f", got {describe_value(value)}"
     return error(f"{name} must be {requirement}{got}" + (f"; {fix}" if fix else ""))
