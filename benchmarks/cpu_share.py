@@ -11,7 +11,7 @@ threads per kernel on two cores). Each setting runs notebook A alone, B alone, t
 B started together, each in a fresh kernel:
 
 - course: no thread variable set, as on a learner's machine; importing utils picks the
-  count (utils.threads.thread_count: one thread here unless COURSE_THREADS says otherwise);
+  count (utils.threads._thread_count: one thread here unless COURSE_THREADS says otherwise);
 - libraries' default: OMP_NUM_THREADS etc. set to the number of cores, what torch and the
   BLAS libraries use when nobody chooses.
 

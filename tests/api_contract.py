@@ -103,18 +103,14 @@ ACCEPTS = {
     "utils.slopes.plotted_depths": {"points": "huge"},  # more points than depths: every depth is drawn
     "utils.recipes.deepnorm_constants": {"layers": "huge"},  # a formula, nothing is allocated
     "utils.recipes.NormFreeBlock": {"multiplier": "negative zero huge", "gain": "negative zero huge"},
-    "utils.plotting.log_safe": {"values": "negative zero nan inf huge array3d", "floor": "zero huge",
-                                "ceiling": "huge"},  # any magnitudes; any clipping range
+    "utils.plotting.log_safe": {"values": "negative zero nan inf huge array3d"},  # any magnitudes
     "utils.plotting.use_fixed_margins": {"left": "zero", "bottom": "zero"},  # no margin
-    "utils.plotting.legend_below": {"xlabel_inches": "zero"},  # no x label under the axes
     "utils.shattered.input_gradient_curve": {"low": "negative zero", "high": "negative zero huge"},
     "utils.blocks.block_plot": {"scale": "zero"},  # the slider's left end
     # It answers whether a control can show a value, for any value at all.
     "utils.widgets.accepts": {"value": "none string negative zero nan inf array3d huge object"},
-    "utils.data.DigitsSplit": {"n_classes": "huge"},  # a count of labels, nothing is allocated
     "utils.lesion.path_length_counts": {"n_blocks": "zero"},  # no block: one path, the skip
     "utils.lesion.random_lesion_accuracies": {"k": "zero"},  # delete nothing: the intact accuracy
-    "utils.numpy_block.relu": {"z": "negative zero huge array3d"},  # entry by entry, any shape
     "utils.progress.progress_bar": {"total": "huge"},  # a counter, nothing is allocated
     "utils.recipes.branches": {"depth": "huge"},  # a formula
     "utils.training.train": {"lr": "zero huge", "momentum": "zero"},  # a diverging run is a result to show
@@ -222,13 +218,6 @@ def _deep_mlp():
     return build_deep_mlp(6, width=8, in_features=4)
 
 
-def _digits_split():
-    import torch
-
-    x, y = _data(8, 64)
-    return dict(x_train=x, y_train=y, x_test=x, y_test=y)
-
-
 def _controls():
     import ipywidgets as widgets
 
@@ -295,7 +284,6 @@ VALID = {
     "utils.blocks.make_stack": lambda: dict(depth=2, d=8),
     "utils.blocks.output_stats": lambda: dict(block=_stack()[0], x=_tokens()),
     "utils.blocks.draw_block": lambda: dict(fig=_figure()),
-    "utils.data.DigitsSplit": _digits_split,
     "utils.diagrams.draw_residual_block": lambda: dict(target=_figure()),
     "utils.diagrams.draw_block_arrows": lambda: dict(target=_figure(), x=[1.0, 0.5], branch=[0.2, 0.3]),
     "utils.diagrams.draw_transformer_block": lambda: dict(target=_figure()),
@@ -333,7 +321,6 @@ VALID = {
                                   block_layers=2),
     "utils.mlp.make_mlp": lambda: dict(architecture="plain", depth=4, width=8),
     "utils.mlp.weight_layers": lambda: dict(model=_mlp()),
-    "utils.numpy_block.relu": lambda: dict(z=[-1.0, 2.0]),
     "utils.numpy_block.forward": lambda: dict(x=[1.0, -1.0], w1=np.eye(2), w2=np.eye(2)),
     "utils.plotting.use_fixed_margins": lambda: dict(fig=_figure()),
     "utils.plotting.legend_below": lambda: dict(fig=_figure()),

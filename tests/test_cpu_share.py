@@ -77,14 +77,14 @@ def test_cpu_share_rejects_a_bad_hub_limit_and_a_bad_environ():
     ({"OMP_NUM_THREADS": "8"}, 1.0, 1),
 ])
 def test_thread_count(environ, share, expected):
-    assert th.thread_count(environ, share) == expected
+    assert th._thread_count(environ, share) == expected
 
 
 @pytest.mark.parametrize("variable", ["COURSE_THREADS", "OMP_NUM_THREADS"])
 @pytest.mark.parametrize("value", ["two", "0", "-1", "1.5"])
 def test_thread_count_rejects_a_bad_setting_by_name(variable, value):
     with pytest.raises(ValueError, match=variable):
-        th.thread_count({variable: value}, 2.0)
+        th._thread_count({variable: value}, 2.0)
 
 
 def test_fit_cpu_share_sets_the_libraries_variables_and_torch(monkeypatch):
@@ -105,7 +105,7 @@ def test_importing_utils_fits_torch_loaded_afterwards():
     the course's count: what a learner's kernel does."""
     env = {key: value for key, value in os.environ.items() if key not in (*th.LIBRARY_VARIABLES, "COURSE_THREADS")}
     env["COURSE_THREADS"] = "2"
-    expected = th.thread_count(env)
+    expected = th._thread_count(env)
     code = "import utils, torch; print(torch.get_num_threads())"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=True)
     assert int(out.stdout.strip()) == expected

@@ -21,22 +21,13 @@ def test_block_diagram_on_a_figure_or_axes():
     assert sum(isinstance(p, FancyBboxPatch) for p in ax.patches) == 3  # one box per branch layer
     assert sum(isinstance(p, Circle) for p in ax.patches) == 1  # one sum
     fig2, ax2 = plotting.new_figure()
-    assert diagrams.draw_residual_block(ax2, branch=("LN", "Linear", "GELU", "Linear")) is ax2
-    assert sum(isinstance(p, FancyBboxPatch) for p in ax2.patches) == 4
+    assert diagrams.draw_residual_block(ax2) is ax2
     assert plotting._figure_png(fig2)[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.parametrize("kwargs, error, name", [
-    (dict(target="figure"), TypeError, "target"),
-    (dict(branch="W1"), TypeError, "branch"),
-    (dict(branch=()), TypeError, "branch"),
-    (dict(branch=("W1", 2)), TypeError, "branch"),
-    (dict(title=3), TypeError, "title"),
-])
-def test_block_diagram_bad_input(kwargs, error, name):
-    args = dict(target=Figure()) | kwargs
-    with pytest.raises(error, match=name):
-        diagrams.draw_residual_block(**args)
+def test_block_diagram_bad_input():
+    with pytest.raises(TypeError, match="target"):
+        diagrams.draw_residual_block("figure")
 
 
 def test_arrows_put_the_branch_at_the_tip_of_x():

@@ -1,6 +1,5 @@
-"""Pictures of the residual idea drawn with matplotlib (no image files, so they are
-versioned as code and always match the course's style): the block diagram, and the 2-D
-arrow picture of x, F(x) and y = x + F(x)."""
+"""Pictures of the residual idea drawn with matplotlib, versioned as code in the course's style:
+the block diagram, the 2-D arrows of x, F(x) and y = x + F(x), and a transformer block."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,41 +8,36 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
 from .plotting import PALETTE, RESIDUAL_COLOR
-from .validation import check_array, check_choice, check_text, invalid
+from .validation import check_array, check_choice, invalid
 
 __all__ = ["BRANCH_COLOR", "draw_residual_block", "draw_block_arrows", "draw_transformer_block"]
 
 BRANCH_COLOR = PALETTE[2]  # green: the residual branch F and its output
 
 
-def _axes(target, name: str) -> Axes:
+def _axes(target) -> Axes:
     """Accept a Figure (a fresh axes is added) or an Axes."""
     if isinstance(target, Axes):
         return target
     if isinstance(target, Figure):
         return target.subplots()
-    raise invalid(name, "a matplotlib Figure or Axes", target, error=TypeError)
+    raise invalid("target", "a matplotlib Figure or Axes", target, error=TypeError)
 
 
-def _arrow(ax, start, end, color, **kwargs):
+def _arrow(ax, start, end, color):
     ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=16, color=color,
-                                 lw=2, shrinkA=0, shrinkB=0, **kwargs))
+                                 lw=2, shrinkA=0, shrinkB=0))
 
 
-def draw_residual_block(target, *, branch=("W₁", "ReLU", "W₂"), title="A residual block: y = x + F(x)") -> Axes:
+def draw_residual_block(target) -> Axes:
     """Draw the residual block diagram on ``target`` (a Figure or an Axes) and return the
-    axes: x goes through the branch F (the boxes named in ``branch``) and, along the skip
-    path, around it; both reach the sum, so x arrives there twice."""
-    if not isinstance(branch, (tuple, list)) or not branch or not all(isinstance(label, str) for label in branch):
-        raise invalid("branch", "a non-empty tuple of box labels, e.g. ('W₁', 'ReLU', 'W₂')", branch,
-                      error=TypeError)
-    check_text("title", title)
-    ax = _axes(target, "target")
+    axes: x goes through the branch F (W₁, ReLU, W₂) and, along the skip path, around it;
+    both reach the sum, so x arrives there twice."""
+    ax = _axes(target)
     ax.set_axis_off()
-    count = len(branch)
-    box_w, gap = 1.3, 0.5
-    x0 = 1.2  # where the first box starts
-    xs = [x0 + i * (box_w + gap) for i in range(count)]
+    branch = ("W₁", "ReLU", "W₂")
+    box_w, x0 = 1.3, 1.2  # x0: where the first box starts
+    xs = [x0 + i * (box_w + 0.5) for i in range(len(branch))]
     sum_x = xs[-1] + box_w + 0.9
     end_x = sum_x + 1.6
     mid_y, skip_y = 0.0, 1.35
@@ -53,7 +47,7 @@ def draw_residual_block(target, *, branch=("W₁", "ReLU", "W₂"), title="A res
         ax.add_patch(FancyBboxPatch((left, mid_y - 0.35), box_w, 0.7, boxstyle="round,pad=0.05",
                                     fc="white", ec=BRANCH_COLOR, lw=2))
         ax.text(left + box_w / 2, mid_y, label, ha="center", va="center", fontsize=12)
-        if i + 1 < count:
+        if i + 1 < len(branch):
             _arrow(ax, (left + box_w + 0.05, mid_y), (xs[i + 1] - 0.05, mid_y), BRANCH_COLOR)
     # The bracket naming the branch.
     ax.annotate("", xy=(xs[0] - 0.05, mid_y - 0.6), xytext=(xs[-1] + box_w + 0.05, mid_y - 0.6),
@@ -72,20 +66,17 @@ def draw_residual_block(target, *, branch=("W₁", "ReLU", "W₂"), title="A res
     _arrow(ax, (sum_x + 0.28, mid_y), (end_x - 0.9, mid_y), "black")
     # The label starts a little after the arrowhead, so the head stays visible.
     ax.text(end_x - 0.72, mid_y, "y = x + F(x)", ha="left", va="center", fontsize=13, fontweight="bold")
-    ax.set_xlim(-0.3, end_x + 1.55)
-    ax.set_ylim(-1.15, skip_y + 0.7)
-    ax.set_aspect("equal")
-    ax.set_title(title)
+    ax.set(xlim=(-0.3, end_x + 1.55), ylim=(-1.15, skip_y + 0.7), aspect="equal",
+           title="A residual block: y = x + F(x)")
     return ax
 
 
-def draw_block_arrows(target, x, branch, *, title="The block edits x; it does not replace it") -> Axes:
+def draw_block_arrows(target, x, branch) -> Axes:
     """Draw x, F(x) and y = x + F(x) as 2-D arrows on ``target`` (a Figure or an Axes):
     x from the origin, F(x) starting at the tip of x, y from the origin to where F(x) ends."""
     x = check_array("x", x, shape=(2,))
     branch = check_array("branch", branch, shape=(2,))
-    check_text("title", title)
-    ax = _axes(target, "target")
+    ax = _axes(target)
     y = x + branch
     for start, vector, color, label in (((0, 0), x, "black", f"x = {_vec(x)}"),
                                          (tuple(x), branch, BRANCH_COLOR, f"F(x) = {_vec(branch)}"),
@@ -97,15 +88,12 @@ def draw_block_arrows(target, x, branch, *, title="The block edits x; it does no
     points = np.array([[0.0, 0.0], x, y])
     low, high = points.min(axis=0), points.max(axis=0)
     pad = 0.15 * max(float((high - low).max()), 1e-9)
-    ax.set_xlim(low[0] - pad, high[0] + pad)
-    ax.set_ylim(low[1] - pad, high[1] + pad)
-    ax.set_aspect("equal")
+    ax.set(xlim=(low[0] - pad, high[0] + pad), ylim=(low[1] - pad, high[1] + pad), aspect="equal")
     ax.axhline(0, color="grey", lw=0.8)
     ax.axvline(0, color="grey", lw=0.8)
-    ax.set_xlabel("first entry")
-    ax.set_ylabel("second entry")
+    ax.set(xlabel="first entry", ylabel="second entry",
+           title="The block edits x; it does not replace it")
     ax.legend(loc="best")
-    ax.set_title(title)
     return ax
 
 
@@ -113,18 +101,12 @@ def _vec(v) -> str:
     return "[" + ", ".join(f"{value:g}" for value in np.round(v, 4)) + "]"
 
 
-def draw_transformer_block(target, *, norm: str = "pre",
-                           title: str | None = None) -> Axes:
-    """Draw one transformer block on ``target`` (a Figure or an Axes) and return the axes:
-    the residual stream runs straight up; two residual branches, attention then the
-    feed-forward network, read from it and add their output back. ``norm="pre"`` puts a
-    LayerNorm at the start of each branch (the stream itself is never normalised);
-    ``norm="post"`` puts it on the stream, after each sum."""
+def draw_transformer_block(target, *, norm: str = "pre") -> Axes:
+    """Draw a transformer block on ``target`` (a Figure or an Axes) and return the axes: the
+    stream runs straight up, attention and the feed-forward network read from it and add back;
+    a LayerNorm starts each branch (``norm="pre"``) or follows each sum (``"post"``)."""
     check_choice("norm", norm, ("pre", "post"))
-    if check_text("title", title, allow_none=True) is None:
-        title = ("Pre-LN: LayerNorm inside each branch" if norm == "pre"
-                 else "Post-LN: LayerNorm on the stream")
-    ax = _axes(target, "target")
+    ax = _axes(target)
     ax.set_axis_off()
     box_w, box_h, branch_x = 3.2, 0.7, 2.5
 
@@ -132,10 +114,6 @@ def draw_transformer_block(target, *, norm: str = "pre",
         ax.add_patch(FancyBboxPatch((cx - box_w / 2, cy - box_h / 2), box_w, box_h, boxstyle="round,pad=0.05",
                                     fc="white", ec=color, lw=2))
         ax.text(cx, cy, label, ha="center", va="center", fontsize=10)
-
-    def plus(cy):
-        ax.add_patch(Circle((0, cy), 0.28, fc="white", ec="black", lw=2, zorder=3))
-        ax.text(0, cy, "+", ha="center", va="center", fontsize=15, fontweight="bold", zorder=4)
 
     y = 0.0
     ax.text(0, y - 0.35, "stream in: x", ha="center", va="top", fontsize=12, fontweight="bold")
@@ -157,7 +135,8 @@ def draw_transformer_block(target, *, norm: str = "pre",
                 fontsize=10)
         # The skip path: the stream itself, carried unchanged up to the sum.
         _arrow(ax, (0, y), (0, sum_y - 0.28), RESIDUAL_COLOR)
-        plus(sum_y)
+        ax.add_patch(Circle((0, sum_y), 0.28, fc="white", ec="black", lw=2, zorder=3))
+        ax.text(0, sum_y, "+", ha="center", va="center", fontsize=15, fontweight="bold", zorder=4)
         y = sum_y + 0.28
         if norm == "post":
             box(0, y + 0.75, "LayerNorm", RESIDUAL_COLOR)
@@ -167,8 +146,7 @@ def draw_transformer_block(target, *, norm: str = "pre",
     ax.text(0, y + 0.7, "stream out", ha="center", va="bottom", fontsize=12, fontweight="bold")
     ax.text(-box_w / 2 - 0.15, y / 2, "residual stream (skip path)", color=RESIDUAL_COLOR, rotation=90,
             ha="right", va="center", fontsize=11)
-    ax.set_xlim(-box_w / 2 - 0.8, branch_x + box_w / 2 + 0.3)
-    ax.set_ylim(-1.0, y + 1.3)
-    ax.set_aspect("equal")
-    ax.set_title(title)
+    ax.set(xlim=(-box_w / 2 - 0.8, branch_x + box_w / 2 + 0.3), ylim=(-1.0, y + 1.3),
+           aspect="equal", title="Pre-LN: LayerNorm inside each branch" if norm == "pre"
+           else "Post-LN: LayerNorm on the stream")
     return ax

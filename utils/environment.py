@@ -1,14 +1,8 @@
-"""Is this environment one the course is tested in? One call, ``check()``, answers in plain
-sentences: the versions of Python and the course's libraries against the tested ranges, the
-front end (JupyterLab, Colab, Binder, VS Code), the thread count, and whether widgets can work.
-
-    python -m utils.environment        # the same report in a terminal (exit status 1 on a problem)
-
-The tested ranges are the ``dependencies`` of pyproject.toml, read from the installed package's
-metadata (so they are there on Colab too, where only the package is installed). This module
-imports only the standard library and ``packaging`` at the top: it must still report when
-numpy or torch is missing or broken, so it does not use ``utils.validation`` (which imports numpy).
-"""
+"""Is this environment one the course is tested in? ``check()`` answers in sentences: Python's
+and the libraries' versions against the tested ranges (pyproject.toml's ``dependencies``, from
+the installed package's metadata, so on Colab too), the front end, the threads, the widgets.
+``python -m utils.environment`` prints it (exit status 1 on a problem). Only the standard
+library and ``packaging`` are imported, so it still reports a missing or broken NumPy or torch."""
 from __future__ import annotations
 
 import importlib
@@ -16,7 +10,7 @@ import importlib.metadata as metadata
 import os
 import platform
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
@@ -41,12 +35,7 @@ def _tested_ranges() -> dict[str, Requirement]:
         requires = metadata.requires(DISTRIBUTION) or []
     except metadata.PackageNotFoundError:
         return {}
-    ranges = {}
-    for line in requires:
-        requirement = Requirement(line)
-        if requirement.marker is None:
-            ranges[requirement.name] = requirement
-    return ranges
+    return {r.name: r for r in map(Requirement, requires) if r.marker is None}
 
 
 def _installed_version(distribution: str) -> str | None:
@@ -58,33 +47,27 @@ def _installed_version(distribution: str) -> str | None:
 
 
 def _detect_front_end(environ, modules, in_kernel: bool) -> str:
-    """Which front end runs this kernel, from its environment variables and loaded modules:
-    one of FRONT_ENDS. Colab loads ``google.colab``; mybinder.org sets ``BINDER_*`` variables;
-    VS Code sets ``VSCODE_*``; a Jupyter server (JupyterLab, Notebook 7) sets ``JPY_SESSION_NAME``."""
+    """Which of FRONT_ENDS runs this kernel, from its environment variables and modules (a
+    Jupyter server, JupyterLab or Notebook 7, sets ``JPY_SESSION_NAME``)."""
     if "google.colab" in modules or "COLAB_RELEASE_TAG" in environ:
         return "Colab"
-    if any(key.startswith("BINDER_") for key in environ):
-        return "Binder"
-    if any(key.startswith("VSCODE_") for key in environ):
-        return "VS Code"
+    for prefix, front_end in (("BINDER_", "Binder"), ("VSCODE_", "VS Code")):
+        if any(key.startswith(prefix) for key in environ):
+            return front_end
     if not in_kernel:
         return NOT_A_KERNEL
-    if "JPY_SESSION_NAME" in environ:
-        return "JupyterLab"
-    return SCRIPT_KERNEL
+    return "JupyterLab" if "JPY_SESSION_NAME" in environ else SCRIPT_KERNEL
 
 
 def _describe_range(tested: Requirement) -> str:
     """A range as a reader says it: '1.26.4 to 2.4.6', or '2.13.0' for a single version."""
     bounds = {spec.operator: spec.version for spec in tested.specifier}
-    if "==" in bounds:
-        return bounds["=="]
-    return f"{bounds.get('>=', 'any')} to {bounds.get('<=', 'newest')}"
+    return bounds.get("==") or f"{bounds.get('>=', 'any')} to {bounds.get('<=', 'newest')}"
 
 
 def _version_problem(name: str, version: str | None, tested: Requirement, on_colab: bool = False) -> str | None:
-    """The sentence for one library outside its tested range (None when it is inside). On Colab
-    the advice is not to install another version: that breaks Colab's runtime."""
+    """The sentence for a library outside its tested range (None inside). On Colab it never
+    advises another version: that breaks Colab's runtime."""
     if version is None:
         return f"{name} is not installed: the cells that use it will fail; install {name}{tested.specifier}."
     try:
@@ -101,16 +84,14 @@ def _version_problem(name: str, version: str | None, tested: Requirement, on_col
 
 def _python_problem(version: str) -> str | None:
     """The sentence for a Python other than the tested one (None for the tested one)."""
-    if ".".join(version.split(".")[:2]) == TESTED_PYTHON:
-        return None
-    return (f"Python {version} is not the tested {TESTED_PYTHON}: if a cell fails, use Python {TESTED_PYTHON} "
-            "(make lab with it, or Binder).")
+    return None if ".".join(version.split(".")[:2]) == TESTED_PYTHON else (
+        f"Python {version} is not the tested {TESTED_PYTHON}: if a cell fails, use Python {TESTED_PYTHON} "
+        "(make lab with it, or Binder).")
 
 
 def _widget_problems(ipywidgets: str | None, front_end: str, lab_widgets: str | None) -> list[str]:
-    """Why widgets cannot work here, one sentence each (empty when they can). ``ipywidgets`` and
-    ``lab_widgets`` (JupyterLab's widget extension, jupyterlab_widgets) are installed versions
-    or None; ``front_end`` is one of FRONT_ENDS."""
+    """Why widgets cannot work here, a sentence each (empty when they can), from the installed
+    versions (or None) of ipywidgets and JupyterLab's widget extension."""
     if ipywidgets is None:
         return [f"ipywidgets is not installed: {NO_WIDGETS}."]
     major = Version(ipywidgets).major
@@ -152,7 +133,7 @@ class Report:
     front_end: str
     threads: str
     widgets: str
-    problems: list[str] = field(default_factory=list)
+    problems: list[str]
 
     def verdict(self) -> str:
         """One line when all is well, the same on every supported machine; else each problem."""
@@ -163,8 +144,8 @@ class Report:
 
     def details(self) -> str:
         """Versions, front end, threads and widgets: these differ from machine to machine."""
-        return "\n".join(self.lines + [f"running in: {self.front_end}", f"CPU: {self.threads}",
-                                       f"widgets: {self.widgets}"])
+        return "\n".join([*self.lines, f"running in: {self.front_end}", f"CPU: {self.threads}",
+                          f"widgets: {self.widgets}"])
 
     def __str__(self) -> str:
         return f"{self.verdict()}\n\n{self.details()}"
@@ -175,10 +156,8 @@ def check() -> Report:
     ranges = _tested_ranges()
     shell = sys.modules["IPython"].get_ipython() if "IPython" in sys.modules else None
     front_end = _detect_front_end(os.environ, sys.modules, in_kernel=hasattr(shell, "kernel"))
-    problems, lines = [], []
     python = platform.python_version()
-    lines.append(f"Python {python} (tested: {TESTED_PYTHON})")
-    problems.append(_python_problem(python))
+    lines, problems = [f"Python {python} (tested: {TESTED_PYTHON})"], [_python_problem(python)]
     if not ranges:
         problems.append(f"the course package ({DISTRIBUTION}) is not installed, so its tested ranges are "
                         "unknown: run `pip install -e .` in the course folder (make lab does).")
@@ -190,12 +169,9 @@ def check() -> Report:
     ipywidgets, lab_widgets = _installed_version("ipywidgets"), _installed_version("jupyterlab_widgets")
     found = _widget_problems(ipywidgets, front_end, lab_widgets)
     problems += found
-    if found:
-        widgets = "will not work here (see above)"
-    elif front_end == NOT_A_KERNEL:
-        widgets = f"only in a notebook (ipywidgets {ipywidgets} is ready)"
-    else:
-        widgets = f"can work here (ipywidgets {ipywidgets})"
+    widgets = ("will not work here (see above)" if found
+               else f"only in a notebook (ipywidgets {ipywidgets} is ready)" if front_end == NOT_A_KERNEL
+               else f"can work here (ipywidgets {ipywidgets})")
     return Report(lines, front_end, _threads(), widgets, [p for p in problems if p])
 
 if __name__ == "__main__":

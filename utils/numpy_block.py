@@ -9,12 +9,11 @@ import numpy as np
 
 from .validation import check_array
 
-__all__ = ["BlockSteps", "relu", "forward"]
+__all__ = ["BlockSteps", "forward"]
 
 
 class BlockSteps(NamedTuple):
-    """Every intermediate value of one pass through the block, so a notebook can print
-    the worked example step by step."""
+    """Every intermediate value of one pass, so a notebook can print the worked example."""
 
     pre: np.ndarray  # W1 x
     hidden: np.ndarray  # ReLU(W1 x)
@@ -23,19 +22,9 @@ class BlockSteps(NamedTuple):
     y: np.ndarray  # skip + F(x)
 
 
-def relu(z) -> np.ndarray:
-    """ReLU(z) = max(z, 0) entry by entry: the nonlinearity inside the branch."""
-    z = check_array("z", z)
-    return np.maximum(z, 0.0)
-
-
 def forward(x, w1, w2, w_s=None) -> BlockSteps:
-    """Run the block on one vector ``x`` and return every step (see ``BlockSteps``).
-
-    ``w1`` has shape (hidden, n) and ``w2`` shape (m, hidden). The sum adds entry by
-    entry, so when the branch output has m != n numbers the skip path needs ``w_s`` of
-    shape (m, n); without it this raises a ValueError that says so.
-    """
+    """Every step (``BlockSteps``) of the block on one vector ``x``; ``w1`` has shape
+    (hidden, n), ``w2`` (m, hidden), and ``w_s`` (m, n) carries the skip path when m != n."""
     x = check_array("x", x, ndim=1)
     n = x.shape[0]
     w1 = check_array("w1", w1, ndim=2, shape=(None, n))
@@ -51,6 +40,6 @@ def forward(x, w1, w2, w_s=None) -> BlockSteps:
     else:
         skip = check_array("w_s", w_s, ndim=2, shape=(m, n)) @ x
     pre = w1 @ x
-    hidden = relu(pre)
+    hidden = np.maximum(pre, 0.0)  # ReLU
     branch = w2 @ hidden
     return BlockSteps(pre=pre, hidden=hidden, branch=branch, skip=skip, y=skip + branch)

@@ -1,8 +1,6 @@
 """The course's one figure style: colour-blind-safe colours (plain and residual always the
-same two), readable sizes, opaque backgrounds, and honest log axes when values under- or
-overflow. Figures are plain ``matplotlib.figure.Figure`` objects (no pyplot state), shown
-as PNG so stored notebook outputs stay small and stable; widgets redraw them as SVG
-(``figure_svg``), in about half the time of a PNG redraw."""
+same two), opaque backgrounds, honest log axes when values under- or overflow. Figures are
+plain ``Figure`` objects (no pyplot state), shown as PNG; widgets redraw them as SVG."""
 from __future__ import annotations
 
 import base64
@@ -21,13 +19,13 @@ __all__ = ["DRAWING", "PLAIN_COLOR", "RESIDUAL_COLOR", "PALETTE", "HOUSE_STYLE",
            "legend_below", "log_ticks", "figure_small_png", "figure_svg", "show", "log_safe", "plot_log_safe",
            "render", "LOG_FLOOR"]
 
-# Okabe-Ito palette (Okabe & Ito 2008), safe for the common colour-vision deficiencies.
 # matplotlib is not thread-safe (shared fonts, rcParams), and widgets draw pictures ahead in a
 # background thread (utils/pictures.py): every rendering, in any thread, holds this lock.
 DRAWING = threading.RLock()
 
 PLAIN_COLOR = "#D55E00"  # vermillion: every plain (no skip path) curve in the course
 RESIDUAL_COLOR = "#0072B2"  # blue: every residual curve in the course
+# Okabe-Ito palette (Okabe & Ito 2008), safe for the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
 
 # Where a log axis stops. float64 reaches about 1e-308 and 1e308; we clip well inside,
@@ -36,57 +34,35 @@ LOG_FLOOR = 1e-200
 _LOG_CEILING = 1e200
 
 HOUSE_STYLE = {
-    "figure.facecolor": "white",
-    "axes.facecolor": "white",
-    "savefig.facecolor": "white",
-    "figure.dpi": 100,
-    "savefig.dpi": 100,
-    "font.size": 11,
-    "axes.titlesize": 12,
-    "axes.labelsize": 11,
-    "legend.fontsize": 10,
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "axes.prop_cycle": matplotlib.cycler(color=list(PALETTE)),
-    "lines.linewidth": 2.0,
+    "figure.facecolor": "white", "axes.facecolor": "white", "savefig.facecolor": "white",
+    "figure.dpi": 100, "savefig.dpi": 100,
+    "font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11, "legend.fontsize": 10,
+    "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False,
+    "axes.prop_cycle": matplotlib.cycler(color=list(PALETTE)), "lines.linewidth": 2.0,
     "svg.fonttype": "none",  # widget SVGs carry text as text, in the font figure_svg embeds
 }
-
-
-def _use_house_style() -> None:
-    """Apply the course style to every later figure (called once on import)."""
-    matplotlib.rcParams.update(HOUSE_STYLE)
-
-
-_use_house_style()
+matplotlib.rcParams.update(HOUSE_STYLE)  # every later figure in the course style
 
 
 def _empty_figure(width: float = 7.0, height: float = 4.0) -> Figure:
-    """A ``width`` x ``height`` inch figure outside pyplot (so nothing leaks between widget
-    redraws), with constrained layout and no axes yet: the one place the course makes a
-    figure (``new_figure``, ``render`` and ``widgets.LivePlot`` all start here)."""
+    """A figure outside pyplot (nothing leaks between redraws), constrained layout, no axes."""
     width = check_float("width", width, minimum=1, maximum=30)
     height = check_float("height", height, minimum=1, maximum=30)
     return Figure(figsize=(width, height), layout="constrained")
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 7.0, height: float = 4.0):
-    """Return ``(fig, axes)``: an ``_empty_figure`` with ``nrows x ncols`` axes; ``axes`` is
-    one Axes when both are 1."""
+    """``(fig, axes)``: a figure of ``nrows x ncols`` axes (one Axes when both are 1)."""
     nrows = check_int("nrows", nrows, minimum=1, maximum=6)
     ncols = check_int("ncols", ncols, minimum=1, maximum=6)
     fig = _empty_figure(width, height)
-    axes = fig.subplots(nrows, ncols, squeeze=True)
-    return fig, axes
+    return fig, fig.subplots(nrows, ncols)
 
 
 def use_fixed_margins(fig: Figure, *, left: float = 0.1, right: float = 0.97, bottom: float = 0.13,
                       top: float = 0.9) -> None:
-    """Switch ``fig`` from constrained layout to fixed margins (fractions of the figure):
-    a widget's redraw then takes about half the time, since constrained layout measures
-    every label once more before drawing."""
+    """Switch ``fig`` to fixed margins (fractions of the figure): a widget's redraw then takes
+    half the time, since constrained layout measures every label once more."""
     check_figure("fig", fig)
     for name, value in (("left", left), ("right", right), ("bottom", bottom), ("top", top)):
         check_float(name, value, minimum=0.0, maximum=1.0)
@@ -97,16 +73,12 @@ def use_fixed_margins(fig: Figure, *, left: float = 0.1, right: float = 0.97, bo
     fig.subplots_adjust(left=left, right=right, bottom=bottom, top=top)
 
 
-def legend_below(fig: Figure, *, ncols: int = 2, fontsize: float = 8.0, xlabel_inches: float = 0.55) -> None:
-    """One legend for all of ``fig``'s axes (repeated labels once), in a band under the
-    plot, with the bottom margin raised just enough to hold it. A legend beside the plot
-    costs about half the width; one inside may hide a curve at some widget setting; below,
-    the data keeps the whole width and nothing is covered. For fixed-margin figures
-    (call use_fixed_margins first)."""
+def legend_below(fig: Figure, *, ncols: int = 2, fontsize: float = 8.0) -> None:
+    """One legend for all of ``fig``'s fixed-margin axes (each label once) in a band under the
+    plot: the data keeps the width and no curve is covered at any widget setting."""
     check_figure("fig", fig)
     ncols = check_int("ncols", ncols, minimum=1, maximum=6)
     fontsize = check_float("fontsize", fontsize, minimum=4.0, maximum=30.0)
-    xlabel_inches = check_float("xlabel_inches", xlabel_inches, minimum=0.0, maximum=3.0)
     entries = {}
     for ax in fig.axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
@@ -115,22 +87,19 @@ def legend_below(fig: Figure, *, ncols: int = 2, fontsize: float = 8.0, xlabel_i
         return
     rows = -(-len(entries) // ncols)
     band = 0.1 + rows * 1.45 * fontsize / 72  # inches: one text line plus spacing per row
-    fig.subplots_adjust(bottom=min(0.8, (band + xlabel_inches) / fig.get_figheight()))
+    band += 0.55  # inches: the x label above the legend
+    fig.subplots_adjust(bottom=min(0.8, band / fig.get_figheight()))
     fig.legend(list(entries.values()), list(entries), loc="lower left", bbox_to_anchor=(0.02, 0.0),
                ncols=ncols, fontsize=fontsize, frameon=False, borderaxespad=0.2)
 
 
 def log_ticks(ax, low: float | None = None, high: float | None = None, *, max_ticks: int = 7,
               exponent_labels: bool = False) -> None:
-    """The course's one way to label a log y axis: plain text and no minor ticks, which reads
-    well and redraws about a fifth faster than matplotlib's math-text labels. Two decades or
-    more in view: round decades only (a stride of 1, 2 or 5 times a power of ten, at most
-    ``max_ticks``), so values spanning hundreds of decades stay readable. Fewer: round plain
-    numbers, 1-2-5 steps (0.2, 0.5, 1, 2), 1-9 steps when fewer than three of those fit, even
-    steps (1, 1.25, 1.5) below a factor of two. ``exponent_labels`` labels every decade 1e+NN
-    (one format per axis, even on a narrow one). With ``low`` and ``high`` (the data's range)
-    the plain ticks may sit up to 1.5x outside it and the limits widen to show them.
-    Call it after the y limits are final."""
+    """The course's one way to label a log y axis, after its limits are final: plain text, no
+    minor ticks (a fifth faster than math text). Two decades or more: decades only, at most
+    ``max_ticks``; fewer: 1-2-5 steps, else 1-9, else even steps. ``exponent_labels`` labels
+    each decade 1e+NN. With the data's ``low`` and ``high``, plain ticks may sit up to 1.5x
+    outside it and the limits widen to show them."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, LogFormatter, MaxNLocator, NullLocator
 
     check_axes("ax", ax)
@@ -182,40 +151,34 @@ def _short_number(value: float, _position=None) -> str:
 
 def _figure_png(fig: Figure) -> bytes:
     """Render ``fig`` to PNG bytes (what the notebook stores and the browser shows)."""
-    check_figure("fig", fig)
     buffer = io.BytesIO()
     with DRAWING:
         fig.savefig(buffer, format="png")
     return buffer.getvalue()
 
 
-def figure_small_png(fig: Figure, *, dpi: float = 72, colors: int = 32) -> bytes:
-    """Render ``fig`` to a small PNG: at ``dpi`` and with a palette of ``colors`` colours,
-    a quarter of the bytes of ``_figure_png`` and still sharp, for pages that hold hundreds
-    of pictures (a static widget's). The same figure always gives the same bytes."""
+def figure_small_png(fig: Figure, *, dpi: float = 72) -> bytes:
+    """Render ``fig`` to a small PNG (``dpi``, a palette of 32 colours): a quarter of the bytes
+    and still sharp, for pages of hundreds of pictures. Same figure, same bytes."""
     from PIL import Image
 
     check_figure("fig", fig)
     dpi = check_float("dpi", dpi, minimum=10, maximum=300)
-    colors = check_int("colors", colors, minimum=2, maximum=256)
     # Raw pixels, not a PNG: the full-colour PNG was only decoded again (a tenth of the time).
     buffer = io.BytesIO()
     with DRAWING:
         fig.savefig(buffer, format="rgba", dpi=dpi)
     size = (int(fig.get_figwidth() * dpi), int(fig.get_figheight() * dpi))  # as the Agg canvas rounds
     picture = Image.frombuffer("RGBA", size, buffer.getbuffer(), "raw", "RGBA", 0, 1).convert("RGB")
-    picture = picture.quantize(colors=colors, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+    picture = picture.quantize(colors=32, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
     small = io.BytesIO()
     picture.save(small, format="png", optimize=True)
     return small.getvalue()
 
 
-_SVG_RASTER_DPI = 100  # artists drawn with rasterized=True: one dot per pixel at the size a figure is shown
-# matplotlib's font (DejaVu Sans, free to share) cut down to ASCII, Latin-1, Greek letters,
-# dashes, quotes, arrows, the minus sign and a few operators, as a 15 kB WOFF file; a character
-# outside them still shows, in the browser's next font. tests/test_plotting.py rebuilds it with
-# fontTools and checks it against the font matplotlib uses (so the kernel never loads fontTools,
-# 16 MB). _SVG_FONT_CHARACTERS says which characters it holds.
+_SVG_RASTER_DPI = 100  # artists drawn with rasterized=True: one dot per pixel as shown
+# matplotlib's font (DejaVu Sans) cut to the characters listed, a 15 kB WOFF file; others show in
+# the browser's next font. tests/test_plotting.py checks it with fontTools (16 MB, not loaded here).
 _SVG_FONT_FILE = Path(__file__).with_name("dejavu_sans_subset.woff")
 _SVG_FONT_CHARACTERS = ((0x20, 0x7E), (0xA0, 0xFF), (0x391, 0x3C9), (0x2010, 0x2027), (0x2190, 0x2194),
                        (0x2212, 0x2212), (0x221A, 0x221E), (0x2248, 0x2248), (0x2260, 0x2265))
@@ -230,12 +193,9 @@ def _svg_font_style() -> str:
 
 
 def figure_svg(fig: Figure) -> str:
-    """Render ``fig`` as SVG text: what a widget sends on each move. Vector output skips
-    rasterizing and PNG encoding and stays sharp on any screen. Text stays text, in
-    matplotlib's own font embedded in the SVG (so every browser draws the same letters as
-    the stored PNGs, where the font is not installed too): a third faster than drawing each
-    letter as a path, and half the bytes. Artists marked ``rasterized=True`` (thousands of
-    points) come in as one picture at _SVG_RASTER_DPI."""
+    """Render ``fig`` as SVG text, what a widget sends on each move: no rasterizing, sharp on
+    any screen. Text stays text in the embedded font (the stored PNGs' letters in every
+    browser), a third faster and half the bytes of letters as paths."""
     check_figure("fig", fig)
     buffer = io.StringIO()
     with DRAWING, matplotlib.rc_context({"svg.fonttype": "none"}):
@@ -247,38 +207,28 @@ def show(fig: Figure) -> None:
     """Display ``fig`` as a PNG in the notebook (works without pyplot's inline backend)."""
     from IPython.display import Image, display
 
-    display(Image(data=_figure_png(fig), format="png"))
+    display(Image(data=_figure_png(check_figure("fig", fig)), format="png"))
 
 
-def log_safe(values, *, floor: float = LOG_FLOOR, ceiling: float = _LOG_CEILING):
-    """Prepare positive magnitudes for a log axis without lying about them.
-
-    Returns ``(clipped, underflow, overflow)``: values below ``floor`` (including exact
-    zeros from underflow) are raised to ``floor``, values above ``ceiling`` or infinite are
-    lowered to ``ceiling``, and the two boolean masks say which points were moved, so a
-    plot can mark them. NaN stays NaN (and is not drawn).
-    """
-    floor = check_float("floor", floor, minimum=0.0)
-    ceiling = check_float("ceiling", ceiling)
-    if not floor < ceiling:
-        raise invalid("floor", f"below ceiling={ceiling}", floor)
-    if values is None or isinstance(values, (str, bytes)):
-        raise invalid("values", "numbers (an array or a list)", values, error=TypeError)
+def log_safe(values):
+    """``(clipped, underflow, overflow)``: magnitudes clipped into [LOG_FLOOR, _LOG_CEILING]
+    (zeros and inf too; NaN stays) and masks of the points moved, so a plot can mark them."""
     try:
+        if values is None or isinstance(values, (str, bytes)):
+            raise TypeError  # NumPy would read None as NaN and "30" as 30
         array = np.abs(np.asarray(values, dtype=np.float64))
     except (TypeError, ValueError):
         raise invalid("values", "numbers (an array or a list)", values, error=TypeError) from None
     with np.errstate(invalid="ignore"):
-        underflow = array < floor
-        overflow = array > ceiling  # inf counts as overflow
-    clipped = np.where(underflow, floor, np.where(overflow, ceiling, array))
+        underflow = array < LOG_FLOOR
+        overflow = array > _LOG_CEILING  # inf counts as overflow
+    clipped = np.where(underflow, LOG_FLOOR, np.where(overflow, _LOG_CEILING, array))
     return clipped, underflow, overflow
 
 
 def plot_log_safe(ax, x, values, *, color: str, label: str, **line_kwargs) -> tuple[int, int]:
-    """Draw ``|values|`` against ``x`` on ``ax`` with a log y axis, marking clipped points:
-    an open triangle down where the value underflowed, up where it overflowed. Returns
-    the number of underflowed and overflowed points, so a caption can say so."""
+    """Draw ``|values|`` against ``x`` on a log y axis, an open triangle down (up) where a value
+    under- (over)flowed; return how many did, so a caption can say so."""
     check_axes("ax", ax)
     check_text("color", color)
     check_text("label", label)
@@ -287,20 +237,18 @@ def plot_log_safe(ax, x, values, *, color: str, label: str, **line_kwargs) -> tu
     if x.shape != clipped.shape:
         raise invalid("x", f"of the same shape as values {clipped.shape}", x)
     ax.plot(x, clipped, color=color, label=label, **line_kwargs)
-    if underflow.any():
-        ax.plot(x[underflow], clipped[underflow], "v", color=color, mfc="none", ms=7,
-                label=f"{label}: below {LOG_FLOOR:.0e} or 0 (underflow), clipped")
-    if overflow.any():
-        ax.plot(x[overflow], clipped[overflow], "^", color=color, mfc="none", ms=7,
-                label=f"{label}: above {_LOG_CEILING:.0e} or inf (overflow), clipped")
+    for mask, marker, text in ((underflow, "v", f"below {LOG_FLOOR:.0e} or 0 (underflow)"),
+                               (overflow, "^", f"above {_LOG_CEILING:.0e} or inf (overflow)")):
+        if mask.any():
+            ax.plot(x[mask], clipped[mask], marker, color=color, mfc="none", ms=7,
+                    label=f"{label}: {text}, clipped")
     ax.set_yscale("log")
     return int(underflow.sum()), int(overflow.sum())
 
 
 def render(draw, *, width: float = 7.0, height: float = 4.0, **params) -> None:
-    """Draw one picture with ``draw(fig, **params)``, show it and print the text it
-    returns: the static picture of a widget's default state. Returns None, so a notebook
-    cell ending in it stores nothing extra (nbval ignores a trailing ``;``)."""
+    """Show ``draw(fig, **params)``'s picture and print its text: a widget's default state,
+    drawn without a kernel widget. Returns None, so a cell ending in it stores nothing more."""
     check_callable("draw", draw, what="a function draw(fig, **params) -> text")
     fig = _empty_figure(width, height)
     with DRAWING:

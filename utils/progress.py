@@ -1,10 +1,6 @@
-"""A progress bar for anything that takes more than a few seconds, so a learner sees the
-notebook working: tqdm's, which draws a widget bar in JupyterLab, Colab and VS Code and
-falls back to text elsewhere.
-
-Its text is only the count: tqdm's default also shows the elapsed time and the rate, which
-differ on every run, so a saved notebook (and the course site built from it) would change
-each time it is executed."""
+"""A progress bar for work of more than a few seconds: tqdm's (a widget in JupyterLab, Colab
+and VS Code, text elsewhere), showing only the count, since the time and rate it shows by
+default would change a saved notebook (and the site) on every run."""
 from __future__ import annotations
 
 from tqdm.auto import tqdm

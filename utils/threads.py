@@ -1,13 +1,7 @@
-"""How many CPU threads torch and the BLAS libraries use, set once when ``utils`` is imported
-(notebooks 05 to 07, whose tensors are tiny, then ask torch for one thread in their import cell).
-
-Loops over tiny tensors (a few thousand numbers per operation) spend more time handing
-work between threads than computing, and one thread also fixes the order of every sum.
-Worse, when two kernels share the CPU, OpenMP threads spin while they wait for cores the
-other kernel holds: two notebooks at once with two threads each on a 2-core machine ran
-over a hundred times slower than alone. So importing ``utils`` calls ``fit_cpu_share()``,
-which gives each kernel the threads that fit the CPU it is given (see ``thread_count``).
-"""
+"""How many CPU threads torch and the BLAS libraries use, set when ``utils`` is imported
+(``fit_cpu_share``). The course's tiny tensors spend more time handing work between threads
+than computing, one thread fixes the order of every sum, and two kernels with two threads each
+on two cores ran a hundred times slower than alone (OpenMP threads spin waiting for cores)."""
 from __future__ import annotations
 
 import math
@@ -15,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["COURSE_THREADS", "LIBRARY_VARIABLES", "cpu_share", "thread_count", "fit_cpu_share"]
+__all__ = ["COURSE_THREADS", "LIBRARY_VARIABLES", "cpu_share", "fit_cpu_share"]
 
 # A teacher or hub sets this (a whole number of threads) to override the course's choice.
 COURSE_THREADS = "COURSE_THREADS"
@@ -23,18 +17,6 @@ COURSE_THREADS = "COURSE_THREADS"
 _HUB_CPU_LIMIT = "CPU_LIMIT"
 # Read by OpenMP (torch), MKL and OpenBLAS when they load.
 LIBRARY_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-_CGROUP_ROOT = Path("/sys/fs/cgroup")
-_PROC_CGROUP = Path("/proc/self/cgroup")
-
-
-def _cgroup_paths(proc_cgroup: Path) -> dict[str, str]:
-    """This process's cgroup path per controller ("" for the v2 hierarchy)."""
-    paths = {}
-    for line in proc_cgroup.read_text().splitlines():
-        _, controllers, path = line.split(":", 2)
-        for controller in controllers.split(",") if controllers else [""]:
-            paths[controller] = path
-    return paths
 
 
 def _ancestors(folder: Path, path: str) -> list[Path]:
@@ -55,23 +37,21 @@ def _quota(folder: Path) -> float | None:
     return None
 
 
-def _cgroup_cpu_limit(root: str | os.PathLike = _CGROUP_ROOT, proc_cgroup: str | os.PathLike = _PROC_CGROUP) -> float | None:
+def _cgroup_cpu_limit(root=Path("/sys/fs/cgroup"),
+                      proc_cgroup=Path("/proc/self/cgroup")) -> float | None:
     """CPUs this process's cgroup quota allows (cgroup v1 or v2, the tightest on its path), or
     None without a quota: what a container's or Binder's CPU limit looks like from inside."""
-    root, proc_cgroup = Path(root), Path(proc_cgroup)
     if not proc_cgroup.is_file():
         return None
     limits = []
-    for controller, path in _cgroup_paths(proc_cgroup).items():
-        if controller == "":
-            folders = _ancestors(root, path) + _ancestors(root / "unified", path)
-        elif controller in ("cpu", "cpuacct"):
-            folders = [f for base in (root / "cpu", root / "cpu,cpuacct", root / "cpuacct,cpu")
-                       for f in _ancestors(base, path)]
-        else:
-            continue
-        limits += [quota for folder in folders if (quota := _quota(folder)) is not None]
-    return min(limits) if limits else None
+    for line in proc_cgroup.read_text().splitlines():  # hierarchy:controllers:path
+        _, controllers, path = line.split(":", 2)
+        # v2's one hierarchy names no controller; v1 mounts cpu alone or with cpuacct.
+        bases = (("", "unified") if not controllers else ("cpu", "cpu,cpuacct", "cpuacct,cpu")
+                 if {"cpu", "cpuacct"} & set(controllers.split(",")) else ())
+        limits += [quota for base in bases for folder in _ancestors(root / base, path)
+                   if (quota := _quota(folder)) is not None]
+    return min(limits, default=None)
 
 
 def cpu_share(environ=None) -> float:
@@ -82,49 +62,31 @@ def cpu_share(environ=None) -> float:
         raise TypeError(f"environ must be a mapping of environment variables, got {environ!r}")
     share = float(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
     quota = _cgroup_cpu_limit()
-    if quota is not None:
-        share = min(share, quota)
     hub = environ.get(_HUB_CPU_LIMIT)
-    if hub:
-        try:
-            share = min(share, float(hub))
-        except ValueError:
-            raise ValueError(f"{_HUB_CPU_LIMIT} must be a number of CPUs, got {hub!r}") from None
-    return share
+    try:
+        return min(share, share if quota is None else quota, float(hub or share))
+    except ValueError:
+        raise ValueError(f"{_HUB_CPU_LIMIT} must be a number of CPUs, got {hub!r}") from None
 
 
-def thread_count(environ=None, share: float | None = None) -> int:
+def _thread_count(environ=os.environ, share: float | None = None) -> int:
     """The threads a kernel should use: ``COURSE_THREADS`` if a teacher set it, else an
-    ``OMP_NUM_THREADS`` already set (the tests set 1), else one, never more than the CPU
-    share (``share``, default ``cpu_share()``) rounded down, and at least one.
-
-    One thread by default: the course's tensors are small, so more threads are slower even
-    alone, and two kernels with two threads each on two cores fight (benchmarks/cpu_share.py)."""
-    environ = os.environ if environ is None else environ
-    if not hasattr(environ, "get"):
-        raise TypeError(f"environ must be a mapping of environment variables, got {environ!r}")
-    if share is None:
-        share = cpu_share(environ)
-    else:
-        from .validation import check_float  # NumPy: not loaded at import, so utils.environment still works without it
-
-        share = check_float("share", share, minimum=0.01, maximum=4096)
+    ``OMP_NUM_THREADS`` already set (the tests set 1), else one (see the module docstring),
+    never more than the CPU ``share`` (default ``cpu_share()``) rounded down, at least one."""
+    share = cpu_share(environ) if share is None else share
     for variable in (COURSE_THREADS, "OMP_NUM_THREADS"):
         value = environ.get(variable, "").strip()
         if value:
             if not value.isdigit() or int(value) < 1:
                 raise ValueError(f"{variable} must be a whole number of threads, at least 1, got {value!r}")
-            wanted = int(value)
-            break
-    else:
-        wanted = 1
-    return max(1, min(wanted, math.floor(share)))
+            return max(1, min(int(value), math.floor(share)))
+    return 1
 
 
 def fit_cpu_share() -> int:
-    """Apply ``thread_count()`` to this process: the libraries' variables for what loads later,
+    """Apply ``_thread_count()`` to this process: the libraries' variables for what loads later,
     and torch's own setting if torch is already loaded. Returns the count."""
-    count = thread_count()
+    count = _thread_count()
     for variable in LIBRARY_VARIABLES:
         os.environ[variable] = str(count)
     if "torch" in sys.modules:

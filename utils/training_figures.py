@@ -1,13 +1,12 @@
-"""The figures of the training notebooks (08 degradation, 09 why it works), so that their
-cells show the experiment and not the axis labels. Each function takes results the
-notebook computed, draws one figure in the house style (plain and residual in their two
-colours, chance as a grey dashed line) and shows it; it returns None, so a cell may end
-with the call."""
+"""The figures of notebooks 08 and 09, so their cells show the experiment, not axis labels:
+each function draws the notebook's results in the house style (chance a grey dashed line)
+and shows it, returning None so a cell may end with the call."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
+from matplotlib.colors import LogNorm
 
 from . import plotting
 from .validation import check_array, check_int, check_sequence, invalid
@@ -16,26 +15,31 @@ __all__ = ["loss_curves", "error_against_depth", "layer_gradients", "branch_rati
            "single_lesions", "random_lesions", "gradient_grid", "autocorrelation_by_depth"]
 
 _ARCHITECTURE_COLORS = (("plain", plotting.PLAIN_COLOR), ("residual", plotting.RESIDUAL_COLOR))
+_ARCHITECTURES = ("plain", "residual")
 
 
 def _chance(ax, level: float, label: str = "chance") -> None:
     ax.axhline(level, color="grey", ls="--", lw=1, zorder=0, label=label)  # beneath the data
 
 
-def _check_dict(name: str, value, what: str) -> dict:
-    """``value`` if it is a non-empty dict (``what`` says what it maps), else raise."""
-    if not isinstance(value, dict):
-        raise invalid(name, f"a dict of {what}", value, error=TypeError)
-    if not value:
-        raise invalid(name, f"a non-empty dict of {what}", value)
-    return value
+def _entries(name: str, mapping, keys, what: str, length: int | None = None) -> list:
+    """``mapping``'s entries for ``keys`` (all if None) if it is a non-empty dict of ``what`` with
+    every key, each a tuple of ``length`` when given; else an error naming ``name``."""
+    if not isinstance(mapping, dict):
+        raise invalid(name, f"a dict of {what}", mapping, error=TypeError)
+    if not mapping:
+        raise invalid(name, f"a non-empty dict of {what}", mapping)
+    for key in mapping if keys is None else keys:
+        if key not in mapping:
+            raise invalid(name, f"a dict with an entry for {key!r}",
+                          fix="pass the results of every run drawn")
+        if length and (not isinstance(mapping[key], (tuple, list)) or len(mapping[key]) != length):
+            raise invalid(name, f"a dict of {what}", mapping[key], error=TypeError)
+    return [mapping[key] for key in (mapping if keys is None else keys)]
 
 
-def _entry(name: str, mapping: dict, key):
-    """``mapping[key]``, or a ValueError naming ``name`` and the missing key."""
-    if key not in mapping:
-        raise invalid(name, f"a dict with an entry for {key!r}", fix="pass the results of every run drawn")
-    return mapping[key]
+def _run_keys(depths, seeds) -> list[tuple]:
+    return [(a, d, s) for a in _ARCHITECTURES for d in depths for s in seeds]
 
 
 def _whole_numbers(name: str, values, *, minimum: int) -> list[int]:
@@ -44,19 +48,17 @@ def _whole_numbers(name: str, values, *, minimum: int) -> list[int]:
 
 
 def _moving_average(values, window: int) -> np.ndarray:
-    values = np.asarray(values, dtype=np.float64)
     window = min(window, len(values))
-    return np.convolve(values, np.ones(window) / window, mode="valid")
+    return np.convolve(np.asarray(values, dtype=np.float64), np.ones(window) / window, mode="valid")
 
 
 def loss_curves(runs: dict, depths, seeds, *, window: int = 10) -> None:
     """Mini-batch training loss against step (``window``-step moving average, log axis),
     one panel per depth, one line per seed; ``runs[architecture, depth, seed]["losses"]``."""
-    runs = _check_dict("runs", runs, "training runs")
     depths, seeds = _whole_numbers("depths", depths, minimum=1), _whole_numbers("seeds", seeds, minimum=0)
     window = check_int("window", window, minimum=1)
-    for key in [(a, d, s) for a, _ in _ARCHITECTURE_COLORS for d in depths for s in seeds]:
-        check_array("runs", _entry("runs", _entry("runs", runs, key), "losses"), ndim=1)
+    for run in _entries("runs", runs, _run_keys(depths, seeds), "training runs"):
+        check_array("runs", _entries("runs", run, ["losses"], "results")[0], ndim=1)
     fig, axes = plotting.new_figure(1, len(depths), width=3.4 * len(depths), height=3.8)
     for ax, depth in zip(np.atleast_1d(axes), depths):
         for architecture, color in _ARCHITECTURE_COLORS:
@@ -65,10 +67,7 @@ def loss_curves(runs: dict, depths, seeds, *, window: int = 10) -> None:
                 ax.plot(np.arange(len(curve)) + window, curve, color=color, alpha=0.8, lw=1.5,
                         label=architecture if seed == seeds[0] else None)
         _chance(ax, math.log(10), "chance (ln 10)")
-        ax.set_yscale("log")
-        ax.set_ylim(1e-3, 10)
-        ax.set_title(f"depth {depth}")
-        ax.set_xlabel("training step")
+        ax.set(yscale="log", ylim=(1e-3, 10), title=f"depth {depth}", xlabel="training step")
     first = np.atleast_1d(axes)[0]
     first.set_ylabel(f"mini-batch loss\n({window}-step average)")
     first.legend(loc="lower left")
@@ -79,11 +78,10 @@ def loss_curves(runs: dict, depths, seeds, *, window: int = 10) -> None:
 def error_against_depth(runs: dict, depths, seeds) -> None:
     """Training and test error (%) against depth, a dot per seed and a line through the
     median, like He et al.'s Figure 1; ``runs[...]["train"|"test"] = (loss, accuracy)``."""
-    runs = _check_dict("runs", runs, "training runs")
     depths, seeds = _whole_numbers("depths", depths, minimum=1), _whole_numbers("seeds", seeds, minimum=0)
-    for key in [(a, d, s) for a, _ in _ARCHITECTURE_COLORS for d in depths for s in seeds]:
-        for split in ("train", "test"):
-            check_array("runs", _entry("runs", _entry("runs", runs, key), split), shape=(2,))
+    for run in _entries("runs", runs, _run_keys(depths, seeds), "training runs"):
+        for split in _entries("runs", run, ["train", "test"], "results"):
+            check_array("runs", split, shape=(2,))
     fig, axes = plotting.new_figure(1, 2, width=10, height=4)
     for ax, split in zip(axes, ("train", "test")):
         for architecture, color in _ARCHITECTURE_COLORS:
@@ -103,20 +101,19 @@ def error_against_depth(runs: dict, depths, seeds) -> None:
 def layer_gradients(norms: dict, depth: int) -> None:
     """Gradient norm of every weight layer at initialisation, log axis; ``norms[architecture]``
     holds one value per layer (stem first)."""
-    norms = _check_dict("norms", norms, "gradient norms")
     depth = check_int("depth", depth, minimum=2)
-    for architecture, _ in _ARCHITECTURE_COLORS:
-        values = _entry("norms", norms, architecture)
+    checked = _entries("norms", norms, _ARCHITECTURES, "gradient norms")
+    for architecture, values in zip(_ARCHITECTURES, checked):
         if check_array("norms", values, ndim=1).shape != (depth,):
             raise invalid("norms", f"one value per weight layer, {depth} (depth) for {architecture}",
                           np.asarray(values))
     fig, ax = plotting.new_figure(width=7, height=4)
-    for architecture, color in _ARCHITECTURE_COLORS:
-        values = np.asarray(norms[architecture])
-        plotting.plot_log_safe(ax, np.arange(1, len(values) + 1), values, color=color, label=f"{architecture}-{depth}")
-    ax.set_xlabel(f"weight layer (1 = stem, {depth} = head)")
-    ax.set_ylabel("gradient norm at initialisation")
-    ax.set_title(f"At initialisation, plain-{depth}'s gradient explodes towards the input")
+    for (architecture, color), values in zip(_ARCHITECTURE_COLORS, checked):
+        plotting.plot_log_safe(ax, np.arange(1, depth + 1), values, color=color,
+                               label=f"{architecture}-{depth}")
+    ax.set(xlabel=f"weight layer (1 = stem, {depth} = head)",
+           ylabel="gradient norm at initialisation",
+           title=f"At initialisation, plain-{depth}'s gradient explodes towards the input")
     ax.legend()
     plotting.show(fig)
 
@@ -131,23 +128,18 @@ def branch_ratios(ratios) -> None:
     for i, values in enumerate(ratios):
         ax.plot(np.arange(1, len(values) + 1), values, "o-", color=plotting.RESIDUAL_COLOR, alpha=0.7, ms=3, lw=1.2,
                 label="one line per seed" if i == 0 else None)
-    ax.axhline(1, color="grey", ls="--", lw=1, zorder=0, label="branch as large as skip")
-    ax.set_yscale("log")
-    ax.set_xlabel("residual block (1 = right after the stem)")
-    ax.set_ylabel("Var(branch) / Var(skip)")
-    ax.set_title("At initialisation, deeper blocks add ever smaller edits")
+    _chance(ax, 1, "branch as large as skip")
+    ax.set(yscale="log", xlabel="residual block (1 = right after the stem)",
+           ylabel="Var(branch) / Var(skip)",
+           title="At initialisation, deeper blocks add ever smaller edits")
     ax.legend()
     plotting.show(fig)
 
 
 def loss_surfaces(surfaces: dict) -> None:
-    """Filled contour plots of loss slices side by side, log-spaced levels shared by all
-    panels; ``surfaces[name] = (a values, b values, losses)``, the names being titles that
-    start with "plain" or "residual"."""
-    surfaces = _check_dict("surfaces", surfaces, "loss slices")
-    for surface in surfaces.values():
-        if not isinstance(surface, (tuple, list)) or len(surface) != 3:
-            raise invalid("surfaces", "a dict of (a values, b values, losses) triples", surface, error=TypeError)
+    """Filled contours of loss slices side by side, log-spaced levels shared by all panels;
+    ``surfaces[title] = (a values, b values, losses)``."""
+    for surface in _entries("surfaces", surfaces, None, "(a values, b values, losses) triples", 3):
         a, b = check_array("surfaces", surface[0], ndim=1), check_array("surfaces", surface[1], ndim=1)
         if np.shape(surface[2]) != (len(b), len(a)):  # losses may hold NaN where a slice diverged
             raise invalid("surfaces", f"losses of shape (len(b), len(a)) = {(len(b), len(a))}",
@@ -159,7 +151,7 @@ def loss_surfaces(surfaces: dict) -> None:
     levels = np.geomspace(max(bottom, 1e-4), max(top, 10.0), 13)
     for ax, (name, (a, b, losses)) in zip(axes, surfaces.items()):
         filled = ax.contourf(a, b, np.clip(losses, levels[0], levels[-1]), levels=levels, cmap="viridis",
-                             norm=_log_norm(levels))
+                             norm=LogNorm(vmin=float(levels[0]), vmax=float(levels[-1])))
         ax.contour(a, b, losses, levels=[math.log(10)], colors="white", linewidths=1.5)
         ax.plot([0], [0], "x", color="white", ms=9, mew=2)
         ax.set(title=name, xlabel="direction 1", aspect="equal")
@@ -170,23 +162,12 @@ def loss_surfaces(surfaces: dict) -> None:
     plotting.show(fig)
 
 
-def _log_norm(levels):
-    """A logarithmic colour scale over ``levels`` (contour levels that span decades)."""
-    from matplotlib.colors import LogNorm
-
-    return LogNorm(vmin=float(levels[0]), vmax=float(levels[-1]))
-
-
 def single_lesions(lesions: dict, seeds) -> None:
     """Test accuracy after each single deletion: residual blocks left, plain layers right;
     ``lesions[architecture, seed] = (intact accuracy, accuracies after each deletion)``."""
-    lesions = _check_dict("lesions", lesions, "lesion results")
     seeds = _whole_numbers("seeds", seeds, minimum=0)
-    for key in [(a, s) for a, _ in _ARCHITECTURE_COLORS for s in seeds]:
-        entry = _entry("lesions", lesions, key)
-        if not isinstance(entry, (tuple, list)) or len(entry) != 2:
-            raise invalid("lesions", "a dict of (intact accuracy, accuracies after each deletion) pairs", entry,
-                          error=TypeError)
+    keys = [(a, s) for a in _ARCHITECTURES for s in seeds]
+    for entry in _entries("lesions", lesions, keys, "(intact, after deletions) accuracy pairs", 2):
         check_array("lesions", entry[0], ndim=0)
         check_array("lesions", entry[1], ndim=1)
     fig, axes = plotting.new_figure(1, 2, width=11, height=4)
@@ -209,9 +190,8 @@ def single_lesions(lesions: dict, seeds) -> None:
 def random_lesions(accuracies: dict, blocks: int) -> None:
     """Median and middle half of the test accuracy after deleting k random blocks;
     ``accuracies[k]`` holds the accuracies of all draws for that k."""
-    accuracies = _check_dict("accuracies", accuracies, "accuracies by number of blocks deleted")
     blocks = check_int("blocks", blocks, minimum=1)
-    for k, values in accuracies.items():
+    for k, values in zip(accuracies, _entries("accuracies", accuracies, None, "accuracy lists")):
         check_int("accuracies", k, minimum=0, maximum=blocks)
         if check_array("accuracies", values, ndim=1).size == 0:
             raise invalid("accuracies", f"a dict of non-empty lists of accuracies (none for k={k})")
@@ -231,18 +211,14 @@ def gradient_grid(curves: dict, rows, depths) -> None:
     """A grid of input-gradient curves dy/dx, each scaled by its own largest |value|: one
     row per ``(architecture, block_layers, label)`` in ``rows``, one column per depth;
     ``curves[architecture, block_layers, depth] = (x, dy/dx, lag-1 autocorrelation)``."""
-    curves = _check_dict("curves", curves, "gradient curves")
     rows = check_sequence("rows", rows, what="(architecture, block_layers, label) triples")
     if not all(isinstance(row, (tuple, list)) and len(row) == 3 and row[0] in dict(_ARCHITECTURE_COLORS)
                for row in rows):
         raise invalid("rows", "a list of (architecture, block_layers, label) triples, architecture "
                       "'plain' or 'residual'", rows, error=TypeError)
     depths = _whole_numbers("depths", depths, minimum=1)
-    for architecture, block_layers, _ in rows:
-        for depth in depths:
-            entry = _entry("curves", curves, (architecture, block_layers, depth))
-            if not isinstance(entry, (tuple, list)) or len(entry) != 3:
-                raise invalid("curves", "a dict of (x, dy/dx, autocorrelation) triples", entry, error=TypeError)
+    keys = [(a, b, d) for a, b, _ in rows for d in depths]
+    _entries("curves", curves, keys, "(x, dy/dx, autocorrelation) triples", 3)
     fig, axes = plotting.new_figure(len(rows), len(depths), width=10, height=2.4 * len(rows))
     axes = np.atleast_2d(axes)
     for r, (architecture, block_layers, label) in enumerate(rows):
@@ -262,16 +238,16 @@ def gradient_grid(curves: dict, rows, depths) -> None:
 def autocorrelation_by_depth(autocorrelation: dict, depths) -> None:
     """Lag-1 autocorrelation of dy/dx against depth (log axis) for plain and residual nets;
     ``autocorrelation[architecture, depth]``."""
-    autocorrelation = _check_dict("autocorrelation", autocorrelation, "autocorrelations")
     depths = _whole_numbers("depths", depths, minimum=1)
-    for key in [(a, d) for a, _ in _ARCHITECTURE_COLORS for d in depths]:
-        check_array("autocorrelation", _entry("autocorrelation", autocorrelation, key), ndim=0)
+    keys = [(a, d) for a in _ARCHITECTURES for d in depths]
+    for value in _entries("autocorrelation", autocorrelation, keys, "autocorrelations"):
+        check_array("autocorrelation", value, ndim=0)
     fig, ax = plotting.new_figure(width=7, height=4)
     for architecture, color in _ARCHITECTURE_COLORS:
         ax.plot(depths, [autocorrelation[architecture, d] for d in depths], "o-", color=color, label=architecture)
     ax.axhline(0, color="black", ls="--", lw=1, label="white noise")
     ax.set_xscale("log")
-    ax.set_xticks(list(depths), [str(d) for d in depths])
+    ax.set_xticks(depths, [str(d) for d in depths])
     ax.set(xlabel="depth (weight layers, log scale)", ylabel="lag-1 autocorrelation of dy/dx",
            title="Plain gradients shatter first; residual ones decay more slowly")
     ax.legend()

@@ -1,13 +1,9 @@
-"""Input checks shared by every module, so bad input fails early with a message that
-names the parameter and says how to fix it, instead of deep inside NumPy or torch.
-
-Every message reads the same way, ``<name> must be <requirement>, got <what it got>``,
-because every check raises through ``invalid``. A call whose sizes would need more memory
-or time than a laptop has is refused by ``check_cost`` before anything is allocated, with
-what it would need and the largest value the course accepts.
-"""
+"""Input checks shared by every module, so bad input fails early, naming the parameter, not
+deep inside NumPy or torch: ``<name> must be <requirement>, got <what it got>`` (``invalid``).
+``check_cost`` refuses a call too big for a laptop before anything is allocated."""
 from __future__ import annotations
 
+import bisect
 import numbers
 import sys
 from collections.abc import Callable, Iterable
@@ -18,11 +14,9 @@ __all__ = ["MAX_BYTES", "OPERATIONS_PER_SECOND", "MAX_OPERATIONS", "describe_val
            "check_float", "check_bool", "check_text", "check_choice", "check_sequence", "check_callable",
            "check_tensor", "check_module", "check_figure", "check_axes", "check_array", "check_cost"]
 
-# What one call may use. Binder gives a whole notebook 2 GB; half of it is left for Python,
-# torch and the notebook's other variables. A laptop core does about a billion simple
-# operations (a multiply-add, a random draw) a second; five minutes of that is far more
-# than any cell of the course needs (the deepest one, 1000 blocks of width 128, needs
-# about 1e10) and far less than a typo like depth=10**9 would.
+# What one call may use: half of Binder's 2 GB per notebook, and five minutes of a laptop core
+# (about 1e9 simple operations a second), far more than the course's largest cell (about 1e10
+# operations) and far less than a typo like depth=10**9.
 MAX_BYTES = 1e9
 OPERATIONS_PER_SECOND = 1e9
 MAX_OPERATIONS = 300 * OPERATIONS_PER_SECOND
@@ -42,12 +36,9 @@ def describe_value(value) -> str:
         value = value.item()
     if value is None or isinstance(value, (bool, numbers.Number)):
         return repr(value)
-    if isinstance(value, (str, bytes)):
-        text = repr(value)
-        return text if len(text) <= 40 else text[:37] + "..."
-    if isinstance(value, (list, tuple, dict, set, range)):
-        text = repr(value)
-        return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+    if isinstance(value, (str, bytes, list, tuple, dict, set, range)):
+        text = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        return text if isinstance(value, (str, bytes)) else f"{type(value).__name__} {text}"
     if callable(value) and hasattr(value, "__name__"):
         return f"the function {value.__name__}"
     return f"a {type(value).__name__}"
@@ -55,27 +46,17 @@ def describe_value(value) -> str:
 
 def invalid(name: str, requirement: str, value=_NOTHING, *, fix: str | None = None,
             error: type[Exception] = ValueError) -> Exception:
-    """The exception for a bad argument, worded the one way the course words them:
-    ``<name> must be <requirement>, got <value>[; <fix>]``. Raise what it returns:
+    """The exception for a bad argument: ``<name> must be <requirement>, got <value>[; <fix>]``.
     ``raise invalid("depth", "at least 1", depth)``; ``error=TypeError`` for a wrong type."""
-    message = f"{name} must be {requirement}"
-    if value is not _NOTHING:
-        message += f", got {describe_value(value)}"
-    if fix:
-        message += f"; {fix}"
-    return error(message)
+    got = "" if value is _NOTHING else f", got {describe_value(value)}"
+    return error(f"{name} must be {requirement}{got}" + (f"; {fix}" if fix else ""))
 
 
 def check_int(name: str, value, *, minimum: int | None = None, maximum: int | None = None) -> int:
     """Return ``value`` as an int, or raise if it is not a whole number in range."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise invalid(name, "a whole number (int)", value, error=TypeError)
-    value = int(value)
-    if minimum is not None and value < minimum:
-        raise invalid(name, f"at least {minimum}", value)
-    if maximum is not None and value > maximum:
-        raise invalid(name, f"at most {maximum}", value)
-    return value
+    return _in_range(name, int(value), minimum, maximum)
 
 
 def check_float(name: str, value, *, minimum: float | None = None, maximum: float | None = None) -> float:
@@ -85,6 +66,10 @@ def check_float(name: str, value, *, minimum: float | None = None, maximum: floa
     value = float(value)
     if not np.isfinite(value):
         raise invalid(name, "finite", value)
+    return _in_range(name, value, minimum, maximum)
+
+
+def _in_range(name: str, value, minimum, maximum):
     if minimum is not None and value < minimum:
         raise invalid(name, f"at least {minimum}", value)
     if maximum is not None and value > maximum:
@@ -101,9 +86,7 @@ def check_bool(name: str, value) -> bool:
 
 def check_text(name: str, value, *, allow_none: bool = False) -> str | None:
     """Return ``value`` if it is a str (or None when ``allow_none``), else raise."""
-    if value is None and allow_none:
-        return None
-    if not isinstance(value, str):
+    if not isinstance(value, str) and not (value is None and allow_none):
         raise invalid(name, "a str" + (" or None" if allow_none else ""), value, error=TypeError)
     return value
 
@@ -145,9 +128,8 @@ def check_callable(name: str, value, *, what: str = "a function") -> Callable:
 
 def check_tensor(name: str, value, *, ndim: int | None = None, last_dim: int | None = None,
                  floating: bool = True, shape_text: str | None = None):
-    """Return ``value`` if it is a torch.Tensor of rank ``ndim`` whose last dimension is
-    ``last_dim`` (each when given), of a floating-point dtype when ``floating``; else
-    raise. ``shape_text`` (e.g. "(batch, tokens, 64)") says the shape wanted."""
+    """Return ``value`` if it is a torch.Tensor of rank ``ndim`` and last dimension ``last_dim``
+    (each when given), floating-point when ``floating``; ``shape_text`` words the shape wanted."""
     torch = sys.modules.get("torch")  # a tensor exists only once torch is imported
     shape = shape_text or " and ".join(part for part in (
         f"{ndim} dimension(s)" if ndim is not None else "",
@@ -191,10 +173,8 @@ def check_axes(name: str, value):
 
 
 def check_array(name: str, value, *, ndim: int | None = None, shape: tuple | None = None) -> np.ndarray:
-    """Return ``value`` as a finite float64 array, checking its rank and shape.
-
-    ``shape`` may contain ``None`` for a free dimension, e.g. ``(None, 2)``.
-    """
+    """Return ``value`` as a finite float64 array of rank ``ndim`` and ``shape`` (``None`` in
+    it for a free dimension, e.g. ``(None, 2)``), each when given."""
     if value is None or isinstance(value, (str, bytes)):
         raise invalid(name, "an array of numbers", value, error=TypeError)
     try:
@@ -213,11 +193,11 @@ def check_array(name: str, value, *, ndim: int | None = None, shape: tuple | Non
 
 
 def _format_bytes(count: float) -> str:
-    for unit in ("bytes", "kB", "MB", "GB", "TB", "PB", "EB"):
-        if count < 1000 or unit == "EB":
-            return f"{count:.3g} {unit}" if count < 1e21 else f"{count:.1e} bytes"
+    for unit in ("bytes", "kB", "MB", "GB", "TB", "PB"):
+        if count < 1000:
+            return f"{count:.3g} {unit}"
         count /= 1000
-    raise AssertionError("unreachable")
+    return f"{count:.3g} EB"
 
 
 def _format_seconds(seconds: float) -> str:
@@ -227,42 +207,26 @@ def _format_seconds(seconds: float) -> str:
     return f"{seconds:.3g} seconds"
 
 
-def _largest_fitting(fits: Callable[[int], bool], value: int) -> int:
-    """The largest n in [1, value] with fits(n), assuming the cost grows with n (0 if none)."""
-    if not fits(1):
-        return 0
-    low, high = 1, value  # fits(low) holds, fits(high) does not
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (middle, high) if fits(middle) else (low, middle)
-    return low
-
-
 def check_cost(sizes: dict, cost: Callable[..., tuple[float, float]], *, what: str) -> None:
-    """Refuse, before anything is allocated, a call too big for a laptop.
-
-    ``sizes`` maps each size parameter to its (already checked, positive) value, and
-    ``cost(**sizes)`` returns ``(bytes, operations)``: the memory and the number of simple
-    operations the call would need. Above ``MAX_BYTES`` or ``MAX_OPERATIONS`` this raises a
-    ValueError that names the parameter furthest beyond what fits, says what the call
-    would need (``what`` says for what, e.g. "the weights of every block") and gives the
-    largest value of that parameter the course accepts with the others unchanged."""
+    """Refuse, before anything is allocated, a call whose ``cost(**sizes)`` (bytes, simple
+    operations) exceeds ``MAX_BYTES`` or ``MAX_OPERATIONS``: a ValueError naming the size
+    furthest beyond what fits, what the call needs for ``what``, and the largest value of that
+    size accepted with the others unchanged (``sizes``: already checked, positive)."""
     def fits(**changed) -> bool:
         nbytes, operations = cost(**{**sizes, **changed})
         return nbytes <= MAX_BYTES and operations <= MAX_OPERATIONS
 
     if fits():
         return
+    # Per size (a size of 0 is never the one too big), the largest n in [1, value] that fits
+    # with the others unchanged, or 0 if none, the cost growing with n.
+    fitting = {name: bisect.bisect_left(range(1, value + 1), True,
+                                        key=lambda n, name=name: not fits(**{name: n}))
+               for name, value in sizes.items() if value >= 1}
     # Blame the size furthest beyond what fits; one that cannot fit at all whatever its
     # value (another size is too big) only when no size can be fixed on its own.
-    blame, largest, worst = None, 0, -1.0
-    for name, value in sizes.items():
-        if value < 1:
-            continue  # a size of 0 is never the one too big
-        fitting = _largest_fitting(lambda n, name=name: fits(**{name: n}), value)
-        excess = value / fitting if fitting else 0.0
-        if excess > worst:
-            blame, largest, worst = name, fitting, excess
+    blame = max(fitting, key=lambda name: sizes[name] / fitting[name] if fitting[name] else 0.0)
+    largest = fitting[blame]
     nbytes, operations = cost(**sizes)
     need = (f"about {_format_bytes(nbytes)} of memory" if nbytes > MAX_BYTES else
             f"about {operations:.2g} operations (some {_format_seconds(operations / OPERATIONS_PER_SECOND)} "
