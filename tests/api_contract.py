@@ -102,7 +102,7 @@ ACCEPTS = {
     "utils.slopes.format_residual": {"value": "negative zero nan inf huge"},
     "utils.slopes.plotted_depths": {"points": "huge"},  # more points than depths: every depth is drawn
     "utils.recipes.deepnorm_constants": {"layers": "huge"},  # a formula, nothing is allocated
-    "utils.recipes.NormFreeBlock": {"multiplier": "negative zero huge", "gain": "negative zero huge"},
+    "utils.blocks.ReZeroBlock": {"multiplier": "negative zero huge", "alpha": "negative zero huge none"},
     "utils.plotting.log_safe": {"values": "negative zero nan inf huge array3d", "floor": "zero huge",
                                 "ceiling": "huge"},  # any magnitudes; any clipping range
     "utils.plotting.use_fixed_margins": {"left": "zero", "bottom": "zero"},  # no margin
@@ -246,11 +246,6 @@ def _draw(fig, depth=2):
     return f"depth {depth}"
 
 
-def _deep_mlp_parts():
-    model = _deep_mlp()
-    return dict(stem=model.stem, blocks=list(model.blocks), head=model.head, recipe="default")
-
-
 # Each entry returns fresh keyword arguments (figures and models are changed by a call).
 # Parameters not listed take their defaults.
 def _runs():
@@ -360,8 +355,6 @@ VALID = {
     "utils.depth_scaling.first_step_change": lambda: dict(depth=6, alpha=1.0, x=_data(8, 64)[0], y=_data(8, 64)[1]),
     "utils.recipes.deepnorm_constants": lambda: dict(layers=12),
     "utils.recipes.branches": lambda: dict(depth=56),
-    "utils.recipes.NormFreeBlock": lambda: dict(width=8),
-    "utils.recipes.DeepResidualMLP": _deep_mlp_parts,
     "utils.recipes.build_deep_mlp": lambda: dict(depth=6, width=8, in_features=4),
     "utils.recipes.signal_at_init": lambda: dict(model=_deep_mlp(), x=_data()[0]),
     "utils.recipes.draw_losses": lambda: dict(fig=_figure(), histories={"default": [2.0, 1.0], "scaled": [2.0, np.nan]}),

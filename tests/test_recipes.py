@@ -36,7 +36,7 @@ def test_rezero_is_the_identity_at_initialisation():
     states = model.stream(x)
     for state in states[1:]:
         assert torch.equal(state, states[0])
-    assert all(float(block.gain.detach()) == 0.0 for block in model.blocks)
+    assert all(float(block.alpha.detach()) == 0.0 for block in model.blocks)
 
 
 def test_fixup_zero_initialised_layers_are_zero_and_the_rest_is_rescaled():
@@ -45,7 +45,7 @@ def test_fixup_zero_initialised_layers_are_zero_and_the_rest_is_rescaled():
     assert torch.count_nonzero(model.head.weight) == 0 and torch.count_nonzero(model.head.bias) == 0
     for block, ref in zip(model.blocks, reference.blocks):
         assert torch.count_nonzero(block.fc2.weight) == 0 and torch.count_nonzero(block.fc2.bias) == 0
-        assert float(block.gain.detach()) == 1.0
+        assert float(block.alpha.detach()) == 1.0
         torch.testing.assert_close(block.fc1.weight, ref.fc1.weight / math.sqrt(27))
     x = torch.randn(4, 64)
     assert torch.count_nonzero(model(x)) == 0  # zero classifier: every logit is 0

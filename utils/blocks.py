@@ -84,12 +84,8 @@ class LayerNormResidualBlock(nn.Module):
         self.fc1 = nn.Linear(self.d, 4 * self.d)  # created first: seeded builds depend on this order
         self.act = nn.GELU()
         self.fc2 = nn.Linear(4 * self.d, self.d)
-        if scale == REZERO:
-            self.alpha = nn.Parameter(torch.zeros(()))
-            self.fixed_scale = None
-        else:
-            self.alpha = None
-            self.fixed_scale = scale
+        self.alpha = nn.Parameter(torch.zeros(())) if scale == REZERO else None
+        self.fixed_scale = None if scale == REZERO else scale
 
     @property
     def scale(self) -> float:
@@ -133,24 +129,35 @@ class LayerNormPlainBlock(nn.Module):
 
 
 class ReZeroBlock(nn.Module):
-    """ReZero as Bachlechner et al. (2020) publish it: y = x + alpha * F(x) with the same
-    branch F and a learnable alpha that starts at 0, and **no LayerNorm**. (``LayerNormResidualBlock``
-    with ``scale="rezero"`` adds the same gate to a normed block: a ReZero-style hybrid.)"""
+    """ReZero as Bachlechner et al. (2020) publish it: y = x + alpha * F(x) with the course's
+    branch F (GELU, 4d hidden), a learnable alpha that starts at 0 and **no LayerNorm**
+    (``LayerNormResidualBlock`` with ``scale="rezero"`` adds the gate to a normed block).
+    Notebook 11's norm-free MLP is built of it: ``relu=True`` gives its branch (ReLU, d
+    hidden), ``multiplier`` a fixed s in y = x + alpha * s * F(x), and its other recipes
+    start alpha at 1 (Fixup) or go without it (``alpha=None``: y = x + s * F(x))."""
 
-    def __init__(self, d: int):
+    def __init__(self, d: int, *, relu: bool = False, multiplier: float = 1.0, alpha: float | None = 0.0):
         super().__init__()
         self.d = _check_d(d)
-        self.fc1 = nn.Linear(self.d, 4 * self.d)  # created first, as in LayerNormResidualBlock
-        self.act = nn.GELU()
-        self.fc2 = nn.Linear(4 * self.d, self.d)
-        self.alpha = nn.Parameter(torch.zeros(()))
+        hidden = self.d if check_bool("relu", relu) else 4 * self.d
+        self.multiplier = check_float("multiplier", multiplier)
+        self.fc1 = nn.Linear(self.d, hidden)  # created first, as in LayerNormResidualBlock
+        self.act = nn.ReLU() if relu else nn.GELU()
+        self.fc2 = nn.Linear(hidden, self.d)
+        self.alpha = None if alpha is None else nn.Parameter(torch.tensor(check_float("alpha", alpha)))
+
+    def branch(self, x: torch.Tensor) -> torch.Tensor:
+        """What the block adds to its input: alpha * s * F(x)."""
+        out = self.multiplier * self.fc2(self.act(self.fc1(x)))
+        return out if self.alpha is None else self.alpha * out
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_input(x, self.d)
-        return x + self.alpha * self.fc2(self.act(self.fc1(x)))
+        return x + self.branch(x)
 
     def extra_repr(self) -> str:
-        return f"d={self.d}, alpha={float(self.alpha.detach()):g}"
+        alpha = None if self.alpha is None else float(self.alpha.detach())
+        return f"d={self.d}, multiplier={self.multiplier:g}, alpha={alpha}"
 
 
 def make_block(d: int, *, residual: bool = True, norm: str = "pre", scale=1.0) -> nn.Module:
@@ -270,13 +277,9 @@ def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False)
     ax.plot(xs, ys, ".", ms=2, alpha=0.5, color=plotting.RESIDUAL_COLOR, label="one entry", rasterized=True)
     lim = float(max(abs(xs).max(), abs(ys).max())) * 1.05
     ax.plot([-lim, lim], [-lim, lim], "--", color="grey", lw=1, label="y = x (identity)")
-    ax.set_xlim(-lim, lim)
-    ax.set_ylim(-lim, lim)
-    ax.set_xlabel("input entry x")
-    ax.set_ylabel("output entry y")
-    # Five ticks per axis are enough to read the cloud and draw faster than the default nine.
-    ax.xaxis.set_major_locator(ticker.MaxNLocator(nbins=5))
-    ax.yaxis.set_major_locator(ticker.MaxNLocator(nbins=5))
+    ax.set(xlim=(-lim, lim), ylim=(-lim, lim), xlabel="input entry x", ylabel="output entry y")
+    for axis in (ax.xaxis, ax.yaxis):  # five ticks read the cloud and draw faster than the default nine
+        axis.set_major_locator(ticker.MaxNLocator(nbins=5))
     ax.legend(loc="upper left", fontsize=11)
     # An explicit y skips matplotlib's automatic title placement, a costly extra layout pass.
     ax.set_title(f"The output moved {stats['relative_change']:.3f} of the input's size", y=1.0)

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from .plotting import PALETTE, log_ticks
-from .recipes import DeepResidualMLP, build_deep_mlp
+from .recipes import build_deep_mlp
 from .training import _adam_run, _as_data, evaluate
 from .validation import check_cost, check_figure, check_float, check_int, check_sequence, invalid
 
@@ -27,7 +27,7 @@ __all__ = ["lr_sweep", "draw_lr_sweep", "first_step_change"]
 _DEPTH_COLORS = (PALETTE[5], PALETTE[0], PALETTE[6])  # shallow to deep: light blue, blue, black
 
 
-def _branch_scaled_mlp(depth: int, alpha: float, *, seed: int = 0) -> DeepResidualMLP:
+def _branch_scaled_mlp(depth: int, alpha: float, *, seed: int = 0) -> nn.Module:
     """Notebook 11's He-initialised norm-free residual MLP of ``depth`` weight layers with
     every branch multiplied by the fixed number L^(-``alpha``)."""
     model = build_deep_mlp(depth, "default", seed=seed)

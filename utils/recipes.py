@@ -26,12 +26,13 @@ import numpy as np
 import torch
 from torch import nn
 
+from .blocks import ReZeroBlock
 from .plotting import PALETTE, log_safe, plot_log_safe, log_ticks, use_fixed_margins
 from .validation import (check_choice, check_cost, check_figure, check_float, check_int, check_module, check_tensor,
                         check_text, invalid)
 
-__all__ = ["RECIPES", "deepnorm_constants", "branches", "NormFreeBlock", "DeepResidualMLP", "build_deep_mlp",
-           "signal_at_init", "draw_losses", "draw_signal", "signal_plot"]
+__all__ = ["RECIPES", "deepnorm_constants", "branches", "build_deep_mlp", "signal_at_init", "draw_losses", "draw_signal",
+           "signal_plot"]
 
 RECIPES = ("default", "scaled", "init-only", "rezero", "fixup")
 
@@ -54,43 +55,12 @@ def branches(depth: int) -> int:
     return (depth - 2) // 2
 
 
-class NormFreeBlock(nn.Module):
-    """x + s * fc2(ReLU(fc1(x))), no normalisation. ``gain`` is the learnable scalar of
-    ReZero/SkipInit (starts at 0) and of Fixup (starts at 1); ``multiplier`` a fixed s."""
+class _DeepResidualMLP(nn.Module):
+    """stem (Linear, ReLU) -> ``blocks.ReZeroBlock(relu=True)`` x L -> head (Linear). See ``build_deep_mlp``."""
 
-    def __init__(self, width: int, *, multiplier: float = 1.0, gain: float | None = None):
+    def __init__(self, stem: nn.Linear, blocks: list[ReZeroBlock], head: nn.Linear, recipe: str):
         super().__init__()
-        width = check_int("width", width, minimum=1)
-        check_cost({"width": width}, lambda width: (8.0 * width * (width + 1), 2.0 * width * (width + 1)),
-                   what="the block's two weight matrices")
-        multiplier = check_float("multiplier", multiplier)
-        gain = None if gain is None else check_float("gain", gain)
-        self.fc1 = nn.Linear(width, width)
-        self.fc2 = nn.Linear(width, width)
-        self.multiplier = multiplier
-        self.gain = None if gain is None else nn.Parameter(torch.tensor(float(gain)))
-
-    def branch(self, x: torch.Tensor) -> torch.Tensor:
-        """What the block adds to its input: s * F(x)."""
-        out = self.multiplier * self.fc2(torch.relu(self.fc1(x)))
-        return out if self.gain is None else self.gain * out
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x + self.branch(x)
-
-
-class DeepResidualMLP(nn.Module):
-    """stem (Linear, ReLU) -> ``NormFreeBlock`` x L -> head (Linear). See ``build_deep_mlp``."""
-
-    def __init__(self, stem: nn.Linear, blocks: list[NormFreeBlock], head: nn.Linear, recipe: str):
-        super().__init__()
-        check_module("stem", stem, nn.Linear, what="a torch.nn.Linear")
-        check_module("head", head, nn.Linear, what="a torch.nn.Linear")
-        if not isinstance(blocks, (list, tuple)) or not all(isinstance(b, NormFreeBlock) for b in blocks):
-            raise invalid("blocks", "a list of NormFreeBlock", blocks, error=TypeError)
-        recipe = check_choice("recipe", recipe, RECIPES)
-        self.stem, self.blocks, self.head = stem, nn.ModuleList(blocks), head
-        self.recipe = recipe
+        self.stem, self.blocks, self.head, self.recipe = stem, nn.ModuleList(blocks), head, recipe
 
     def stream(self, x: torch.Tensor) -> list[torch.Tensor]:
         """The residual stream after the stem and after every block (L + 1 tensors)."""
@@ -104,7 +74,7 @@ class DeepResidualMLP(nn.Module):
 
 
 def build_deep_mlp(depth: int, recipe: str = "default", *, width: int = 64, in_features: int = 64,
-                   classes: int = 10, seed: int = 0) -> DeepResidualMLP:
+                   classes: int = 10, seed: int = 0) -> _DeepResidualMLP:
     """A residual MLP of ``depth`` weight layers without normalisation, initialised with
     ``recipe`` (one of ``RECIPES``, see the module docstring). Weights are drawn from a
     private generator seeded with ``seed``, so every recipe starts from the same He-normal
@@ -124,10 +94,10 @@ def build_deep_mlp(depth: int, recipe: str = "default", *, width: int = 64, in_f
                what="the weights of every layer")
     generator = torch.Generator().manual_seed(seed)
     multiplier = 1 / math.sqrt(count) if recipe == "scaled" and count else 1.0
-    gain = {"rezero": 0.0, "fixup": 1.0}.get(recipe)
+    alpha = {"rezero": 0.0, "fixup": 1.0}.get(recipe)
     with torch.random.fork_rng(devices=[]):  # the default init draws are overwritten below
         stem = nn.Linear(in_features, width)
-        blocks = [NormFreeBlock(width, multiplier=multiplier, gain=gain) for _ in range(count)]
+        blocks = [ReZeroBlock(width, relu=True, multiplier=multiplier, alpha=alpha) for _ in range(count)]
         head = nn.Linear(width, classes)
     with torch.no_grad():
         for layer, gain_sq in [(stem, 2.0)] + [(fc, 2.0) for b in blocks for fc in (b.fc1, b.fc2)] + [(head, 1.0)]:
@@ -141,10 +111,10 @@ def build_deep_mlp(depth: int, recipe: str = "default", *, width: int = 64, in_f
                 block.fc2.weight.zero_()
         if recipe == "fixup":
             head.weight.zero_()
-    return DeepResidualMLP(stem, blocks, head, recipe)
+    return _DeepResidualMLP(stem, blocks, head, recipe)
 
 
-def signal_at_init(model: DeepResidualMLP, x: torch.Tensor, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def signal_at_init(model: _DeepResidualMLP, x: torch.Tensor, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Forward and backward signal through the blocks of ``model`` at its current weights.
 
     Returns ``(forward, backward)``, each of length L + 1: the RMS of the stream after the
@@ -154,7 +124,7 @@ def signal_at_init(model: DeepResidualMLP, x: torch.Tensor, *, seed: int = 0) ->
     zeroes the classifier (Fixup) still shows how the blocks pass gradients back.
     Overflowed values come back as inf (never NaN), ready for ``plotting.plot_log_safe``.
     """
-    check_module("model", model, DeepResidualMLP, what="a DeepResidualMLP from build_deep_mlp")
+    check_module("model", model, _DeepResidualMLP, what="a model from build_deep_mlp")
     check_tensor("x", x, ndim=2, last_dim=model.stem.in_features, shape_text=f"(n, {model.stem.in_features})")
     seed = check_int("seed", seed, minimum=0)
     states = model.stream(x)
