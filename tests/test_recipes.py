@@ -161,8 +161,6 @@ def test_bad_input_names_the_parameter():
         recipes.signal_at_init(torch.nn.Linear(64, 64), torch.zeros(3, 64))
     with pytest.raises(TypeError, match="x must"):
         recipes.draw_signal(Figure(), recipe="default", depth=4, x=[[0.0] * 64])
-    with pytest.raises(ValueError, match="losses"):
-        recipes._plot_losses(Figure().subplots(), [], color="k", label="a")
     ax = Figure().subplots()
     assert recipes._plot_losses(ax, [2.3, 0.5], color="k", label="a") == "a: final training loss 5.0e-01"
     assert recipes._plot_losses(ax, [2.3, float("nan")], color="k", label="b") == "b: loss became NaN at step 2"

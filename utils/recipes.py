@@ -132,12 +132,10 @@ def signal_at_init(model: _DeepResidualMLP, x: torch.Tensor, *, seed: int = 0) -
         state.retain_grad()
     probe = torch.randn(states[-1].shape, generator=torch.Generator().manual_seed(seed))
     (states[-1] * probe).sum().backward()
-    rms = lambda t: float(t.detach().double().pow(2).mean().sqrt()) if t is not None else float("nan")
-    forward = np.array([rms(s) for s in states])
-    backward = np.array([rms(s.grad) for s in states])
     model.zero_grad(set_to_none=True)
-    overflowed = lambda a: np.where(np.isfinite(a), a, np.inf)
-    return overflowed(forward), overflowed(backward)
+    rms = lambda t: float(t.detach().double().pow(2).mean().sqrt()) if t is not None else float("nan")
+    forward, backward = (np.array([rms(t) for t in ts]) for ts in (states, [s.grad for s in states]))
+    return np.where(np.isfinite(forward), forward, np.inf), np.where(np.isfinite(backward), backward, np.inf)
 
 
 # Not the plain colour, and not green: the course's diagrams draw the residual branch F in green.
@@ -145,8 +143,8 @@ _RECIPE_COLORS = {"default": PALETTE[6], "scaled": PALETTE[5], "init-only": PALE
                  "fixup": PALETTE[4]}
 
 
-def _losses(name: str, losses) -> np.ndarray:
-    """A run's losses as a float64 array: a non-empty list of numbers (the last may be NaN or inf)."""
+def _check_losses(name: str, losses) -> None:
+    """A run's losses must be a non-empty list of numbers (the last may be NaN or inf)."""
     if isinstance(losses, (str, bytes)) or not isinstance(losses, (list, tuple, np.ndarray)):
         raise invalid(name, "a list of losses (numbers)", losses, error=TypeError)
     try:
@@ -155,16 +153,13 @@ def _losses(name: str, losses) -> np.ndarray:
         raise invalid(name, "a list of losses (numbers)", losses, error=TypeError) from None
     if values.ndim != 1 or values.size == 0:
         raise invalid(name, "a non-empty list of numbers", values)
-    return values
 
 
 def _plot_losses(ax, losses, *, color: str, label: str) -> str:
-    """Draw a training-loss curve on a log axis. A run that ended in NaN or inf keeps its
-    finite part, and its last step gets an open triangle at the top edge of the axes,
-    annotated with what happened ("NaN at step 2"), instead of vanishing or being drawn at
-    an invented value. Returns a short note: the last loss, or the step at which the run
-    blew up."""
-    values = _losses("losses", losses)
+    """Draw a training-loss curve on a log axis; a run that ended in NaN or inf keeps its
+    finite part and an annotated open triangle at the top edge at its last step, rather
+    than vanishing or being drawn at an invented value. Returns a note on how it ended."""
+    values = np.asarray(losses, dtype=np.float64)
     steps = np.arange(1, values.size + 1)
     finite = np.isfinite(values)
     ax.plot(steps[finite], values[finite], color=color, label=label, marker="." if values.size < 20 else None)
@@ -183,25 +178,22 @@ def _plot_losses(ax, losses, *, color: str, label: str) -> str:
 
 
 def draw_losses(fig, histories: dict) -> str:
-    """Training-loss curves of several recipes, one run each (recipe -> list of losses), on log axes:
-    on the left every run, a run that ended in NaN or inf marked at the top edge at the
-    step it did; on the right a close-up of the runs that stayed finite. The loss axis
-    spans the finite losses, so a diverged run cannot flatten the others. Returns which
-    runs stayed finite and which did not: the coarse outcome that every CPU reproduces
-    (a trained run's last loss, and the step at which a run overflows, are chaotic)."""
+    """Training-loss curves (recipe -> list of losses, one run each) on log axes: every run
+    on the left (one that ended in NaN or inf marked at the top edge), a close-up of the
+    finite ones on the right. Returns which runs stayed finite: the coarse outcome every
+    CPU reproduces (a trained run's last loss and the step a run overflows are chaotic)."""
     check_figure("fig", fig)
     if not isinstance(histories, dict) or not histories:
         raise invalid("histories", "a non-empty dict mapping a recipe name to its losses", histories,
                       error=TypeError)
     for name, losses in histories.items():
         check_text("histories' keys", name)
-        _losses(f"histories[{name!r}]", losses)
+        _check_losses(f"histories[{name!r}]", losses)
     everything, finite = fig.subplots(1, 2)
-    for name, losses in histories.items():
-        _plot_losses(everything, losses, color=_RECIPE_COLORS.get(name, PALETTE[5]), label=name)
     trained = {name: losses for name, losses in histories.items() if np.isfinite(losses).all()}
-    for name, losses in trained.items():
-        _plot_losses(finite, losses, color=_RECIPE_COLORS.get(name, PALETTE[5]), label=name)
+    for ax, runs in ((everything, histories), (finite, trained)):
+        for name, losses in runs.items():
+            _plot_losses(ax, losses, color=_RECIPE_COLORS.get(name, PALETTE[5]), label=name)
     if not trained:
         finite.text(0.5, 0.5, "no run stayed finite", ha="center", va="center", transform=finite.transAxes)
     values = np.concatenate([np.asarray(v, dtype=np.float64) for v in histories.values()])
@@ -231,8 +223,6 @@ _SIGNALS_KEPT = 256
 def _signal(recipe: str, depth: int, x: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
     """``signal_at_init`` of a fresh ``build_deep_mlp(depth, recipe)``, remembered per
     setting and input batch, so a slider moved back redraws without rebuilding the model."""
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"x must be the input batch, a tensor of shape (n, 64), got {type(x).__name__}")
     key = (recipe, depth, tuple(x.shape), hash(x.detach().cpu().numpy().tobytes()))
     if key not in _SIGNALS:
         if len(_SIGNALS) >= _SIGNALS_KEPT:
