@@ -322,7 +322,6 @@ VALID = {
     "utils.lesion.delete_blocks": lambda: dict(model=_mlp(), blocks=[0]),
     "utils.lesion.single_lesion_accuracies": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
     "utils.lesion.random_lesion_accuracies": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1], k=1, draws=2),
-    "utils.mlp.BatchNormPlainBlock": lambda: dict(width=8),
     "utils.mlp.BatchNormResidualBlock": lambda: dict(width=8),
     "utils.mlp.MLP": lambda: dict(architecture="plain", depth=4, width=8, in_features=4, out_features=3,
                                   block_layers=2),
