@@ -50,13 +50,10 @@ def sinkhorn(matrix: torch.Tensor, iterations: int = 20) -> torch.Tensor:
 
 def mixing_matrices(depth: int, streams: int = 4, *, spread: float = 0.2, constrained: bool = False,
                     seed: int = 0) -> list[torch.Tensor]:
-    """``depth`` stream-mixing matrices (float64, ``streams`` x ``streams``), each drawn
-    near the identity, as learning might leave hyper-connections that start there.
-
-    Layer l draws G_l (standard normal). Unconstrained: H_l = I + ``spread`` G_l.
-    Constrained: H_l = sinkhorn(exp(4 I + ``spread`` G_l)), the same perturbation of
-    logits whose softmax-like weights put about 0.95 on the diagonal; the same seed gives
-    the same G_l in both."""
+    """``depth`` stream-mixing matrices (float64, ``streams`` x ``streams``) near the identity,
+    as learning might leave hyper-connections that start there. Layer l draws G_l ~ N(0, 1):
+    H_l = I + ``spread`` G_l, or constrained, sinkhorn(exp(4 I + ``spread`` G_l)) (about 0.95
+    on the diagonal); the same seed gives the same G_l in both."""
     depth = check_int("depth", depth, minimum=1)
     streams = check_int("streams", streams, minimum=1)
     spread = check_float("spread", spread, minimum=0.0, maximum=10.0)
@@ -67,11 +64,8 @@ def mixing_matrices(depth: int, streams: int = 4, *, spread: float = 0.2, constr
                what="the mixing matrices")
     generator = torch.Generator().manual_seed(seed)
     eye = torch.eye(streams, dtype=torch.float64)
-    out = []
-    for _ in range(depth):
-        noise = torch.randn(streams, streams, generator=generator, dtype=torch.float64)
-        out.append(sinkhorn(torch.exp(4 * eye + spread * noise), 50) if constrained else eye + spread * noise)
-    return out
+    noises = (torch.randn(streams, streams, generator=generator, dtype=torch.float64) for _ in range(depth))
+    return [sinkhorn(torch.exp(4 * eye + spread * g), 50) if constrained else eye + spread * g for g in noises]
 
 
 def _check_matrices(matrices, name: str = "matrices") -> list[torch.Tensor]:
@@ -92,8 +86,7 @@ def composite_gain(matrices) -> np.ndarray:
     absolute row sum of the product H_l ... H_1 (its infinity norm), for each l. It is
     exactly 1 for every product of doubly stochastic matrices."""
     matrices = _check_matrices(matrices)
-    product = torch.eye(matrices[0].shape[0], dtype=torch.float64)
-    gains = []
+    product, gains = torch.eye(matrices[0].shape[0], dtype=torch.float64), []
     for matrix in matrices:
         product = matrix.double() @ product
         gains.append(float(product.abs().sum(dim=1).max()))
@@ -108,14 +101,9 @@ class _HyperConnectionLayer(nn.Module):
     def __init__(self, mixing: torch.Tensor, d: int):
         super().__init__()
         self.register_buffer("mixing", mixing.detach().clone())
-        self.d = d
         self.block = LayerNormResidualBlock(d, norm="pre")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_tensor("x", x, last_dim=self.d)
-        n = self.mixing.shape[0]
-        if x.ndim < 2 or x.shape[-2] != n:
-            raise invalid("x", f"a tensor of shape (..., {n}, {self.d}): {n} streams of width {self.d}", x)
         write = self.block.branch(self.block.norm(x.mean(dim=-2)))
         return self.mixing.to(x.dtype) @ x + write.unsqueeze(-2)
 
