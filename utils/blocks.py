@@ -136,7 +136,8 @@ class ReZeroBlock(nn.Module):
     hidden), ``multiplier`` a fixed s in y = x + alpha * s * F(x), and its other recipes
     start alpha at 1 (Fixup) or go without it (``alpha=None``: y = x + s * F(x))."""
 
-    def __init__(self, d: int, *, relu: bool = False, multiplier: float = 1.0, alpha: float | None = 0.0):
+    def __init__(self, d: int, *, relu: bool = False, multiplier: float = 1.0,
+                 alpha: float | None = 0.0):
         super().__init__()
         self.d = _check_d(d)
         hidden = self.d if check_bool("relu", relu) else 4 * self.d
@@ -144,7 +145,8 @@ class ReZeroBlock(nn.Module):
         self.fc1 = nn.Linear(self.d, hidden)  # created first, as in LayerNormResidualBlock
         self.act = nn.ReLU() if relu else nn.GELU()
         self.fc2 = nn.Linear(hidden, self.d)
-        self.alpha = None if alpha is None else nn.Parameter(torch.tensor(check_float("alpha", alpha)))
+        alpha = None if alpha is None else check_float("alpha", alpha)
+        self.alpha = None if alpha is None else nn.Parameter(torch.tensor(alpha))
 
     def branch(self, x: torch.Tensor) -> torch.Tensor:
         """What the block adds to its input: alpha * s * F(x)."""
@@ -278,7 +280,7 @@ def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False)
     lim = float(max(abs(xs).max(), abs(ys).max())) * 1.05
     ax.plot([-lim, lim], [-lim, lim], "--", color="grey", lw=1, label="y = x (identity)")
     ax.set(xlim=(-lim, lim), ylim=(-lim, lim), xlabel="input entry x", ylabel="output entry y")
-    for axis in (ax.xaxis, ax.yaxis):  # five ticks read the cloud and draw faster than the default nine
+    for axis in (ax.xaxis, ax.yaxis):  # five ticks: enough, and faster than the default nine
         axis.set_major_locator(ticker.MaxNLocator(nbins=5))
     ax.legend(loc="upper left", fontsize=11)
     # An explicit y skips matplotlib's automatic title placement, a costly extra layout pass.

@@ -28,11 +28,11 @@ from torch import nn
 
 from .blocks import ReZeroBlock
 from .plotting import PALETTE, log_safe, plot_log_safe, log_ticks, use_fixed_margins
-from .validation import (check_choice, check_cost, check_figure, check_float, check_int, check_module, check_tensor,
+from .validation import (check_choice, check_cost, check_figure, check_int, check_module, check_tensor,
                         check_text, invalid)
 
-__all__ = ["RECIPES", "deepnorm_constants", "branches", "build_deep_mlp", "signal_at_init", "draw_losses", "draw_signal",
-           "signal_plot"]
+__all__ = ["RECIPES", "deepnorm_constants", "branches", "build_deep_mlp", "signal_at_init", "draw_losses",
+           "draw_signal", "signal_plot"]
 
 RECIPES = ("default", "scaled", "init-only", "rezero", "fixup")
 
@@ -56,7 +56,7 @@ def branches(depth: int) -> int:
 
 
 class _DeepResidualMLP(nn.Module):
-    """stem (Linear, ReLU) -> ``blocks.ReZeroBlock(relu=True)`` x L -> head (Linear). See ``build_deep_mlp``."""
+    """stem (Linear, ReLU) -> ``ReZeroBlock(relu=True)`` x L -> head (Linear); see ``build_deep_mlp``."""
 
     def __init__(self, stem: nn.Linear, blocks: list[ReZeroBlock], head: nn.Linear, recipe: str):
         super().__init__()
@@ -135,7 +135,7 @@ def signal_at_init(model: _DeepResidualMLP, x: torch.Tensor, *, seed: int = 0) -
     model.zero_grad(set_to_none=True)
     rms = lambda t: float(t.detach().double().pow(2).mean().sqrt()) if t is not None else float("nan")
     forward, backward = (np.array([rms(t) for t in ts]) for ts in (states, [s.grad for s in states]))
-    return np.where(np.isfinite(forward), forward, np.inf), np.where(np.isfinite(backward), backward, np.inf)
+    return tuple(np.where(np.isfinite(a), a, np.inf) for a in (forward, backward))
 
 
 # Not the plain colour, and not green: the course's diagrams draw the residual branch F in green.

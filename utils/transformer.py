@@ -27,8 +27,9 @@ from .validation import (check_array, check_bool, check_choice, check_cost, chec
 
 _PLACEMENTS = NORM_POSITIONS + ("peri",)  # where a transformer block's normalisations sit
 
-__all__ = ["TransformerBlock", "TinyTransformer", "residual_stream", "attention_logits", "adam_steps", "last_block_gradient",
-           "stream_growth", "draw_stream", "draw_gradient_vs_depth", "draw_variance"]
+__all__ = ["TransformerBlock", "TinyTransformer", "residual_stream", "attention_logits",
+           "adam_steps", "last_block_gradient", "stream_growth", "draw_stream",
+           "draw_gradient_vs_depth", "draw_variance"]
 
 
 def _block_numbers(d: int) -> int:
@@ -73,8 +74,8 @@ class _SelfAttention(nn.Module):
         self.d, self.heads = d, heads
         self.qkv = nn.Linear(d, 3 * d)
         self.proj = nn.Linear(d, d)
-        self.q_norm, self.k_norm = ((_normalisation(d // heads, rms_norm), _normalisation(d // heads, rms_norm))
-                                    if qk_norm else (nn.Identity(), nn.Identity()))
+        norms = [_normalisation(d // heads, rms_norm) if qk_norm else nn.Identity() for _ in "qk"]
+        self.q_norm, self.k_norm = norms
 
     def _logits_and_values(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         batch, tokens, d = x.shape
