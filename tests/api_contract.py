@@ -346,7 +346,6 @@ VALID = {
     "utils.hyper_connections.draw_composite_gain": lambda: dict(fig=_figure(), gains={"a": [1.0, 2.0]}),
     "utils.looks_linear.crelu": lambda: dict(x=_data()[0]),
     "utils.looks_linear.looks_linear": lambda: dict(weight=_data()[0]),
-    "utils.looks_linear.LooksLinearMLP": lambda: dict(depth=4, width=8, in_features=4, classes=3),
     "utils.looks_linear.make_looks_linear_mlp": lambda: dict(depth=4, width=8, in_features=4, classes=3),
     "utils.depth_scaling.lr_sweep": lambda: dict(x=_data(8, 64)[0], y=_data(8, 64)[1], depths=(6,), alphas=(1.0,),
                                                  lrs=(1e-3,), steps=1, seeds=(0,), batch_size=4),
