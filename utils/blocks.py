@@ -1,13 +1,6 @@
-"""The PyTorch blocks of notebooks 05 to 07: one residual block that can be wrapped
-pre-norm or post-norm, with a fixed branch scale or ReZero, its plain counterpart (the
-same layers without the skip path), and stacks of either.
-
-The branch is F(x) = Linear(4d, d)(GELU(Linear(d, 4d)(x))), with one LayerNorm per block:
-
-* pre-norm:  y = x + s * F(LN(x))
-* post-norm: y = LN(x + s * F(x))
-* plain:     y = F(LN(x))          (no skip path, no scale)
-
+"""The PyTorch blocks of notebooks 05 to 07, with the branch F(x) = Linear(4d, d)(GELU(
+Linear(d, 4d)(x))) and one LayerNorm: pre-norm y = x + s * F(LN(x)), post-norm
+y = LN(x + s * F(x)) (s fixed or ReZero's learnable gate), plain y = F(LN(x)), and stacks.
 Every block creates its first Linear before its second, so a seeded build draws the
 weights in a fixed order (notebook 06's reference 30-block computation depends on it).
 """
@@ -67,13 +60,9 @@ def check_scale(scale):
 
 
 class LayerNormResidualBlock(nn.Module):
-    """y = x + s * F(LN(x)) (``norm="pre"``) or y = LN(x + s * F(x)) (``norm="post"``).
-
-    ``scale`` is a fixed number (1.0 by default) or ``"rezero"``: a learnable scalar
-    ``alpha`` that starts at 0, so a pre-norm ReZero block is exactly the identity at
-    initialisation. That gate is ReZero's (Bachlechner et al. 2020), added here to a
-    normed block; ReZero as published has no LayerNorm (``ReZeroBlock``).
-    """
+    """y = x + s * F(LN(x)) (``norm="pre"``) or y = LN(x + s * F(x)) (``norm="post"``), with
+    ``scale`` s a fixed number or ``"rezero"``: ReZero's learnable ``alpha`` from 0, so a
+    pre-norm gated block starts as the identity (ReZero as published: ``ReZeroBlock``)."""
 
     def __init__(self, d: int, norm: str = "pre", scale=1.0):
         super().__init__()
@@ -184,9 +173,8 @@ def make_stack(depth: int, d: int, *, residual: bool = True, norm: str = "pre", 
 # ----- notebook 05: one block on one input, and its widget --------------------------------
 
 def draw_std_through_stack(fig, stds: dict) -> None:
-    """Notebook 05's picture of the std of the activations after each block (0 = the
-    input), one curve per configuration in ``stds`` (name -> list of stds): residual
-    configurations in the course's residual colours, "plain" in the plain colour."""
+    """Notebook 05's std of the activations after each block (0 = the input), one curve
+    per configuration in ``stds`` (name -> list of stds), "plain" in the plain colour."""
     from . import plotting
 
     check_figure("fig", fig)
@@ -260,9 +248,8 @@ def _demo_result(norm: str, scale) -> tuple[np.ndarray, np.ndarray, dict]:
 
 
 def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False) -> str:
-    """Widget draw function of notebook 05: output entries against input entries (the
-    diagonal is the identity) for one block configuration on ``demo_input()``; returns
-    the statistics (over the whole input) as text."""
+    """Notebook 05's widget picture: output against input entries (the diagonal is the
+    identity) of one block on ``demo_input()``; returns the statistics as text."""
     from matplotlib import ticker
 
     from . import plotting
@@ -274,8 +261,7 @@ def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False)
     xs, ys, stats = _demo_result(norm, scale)
     ax = fig.subplots()
     plotting.use_fixed_margins(fig, left=0.12, right=0.97, bottom=0.14, top=0.9)  # faster than constrained
-    # 2,048 points as one picture inside the vector drawing (one dot per pixel at the size
-    # shown, as in the stored PNG): as vectors they made a 320 KiB SVG, slow to send and decode.
+    # Rasterised: as vectors the 2,048 points made a 320 KiB SVG, slow to send and decode.
     ax.plot(xs, ys, ".", ms=2, alpha=0.5, color=plotting.RESIDUAL_COLOR, label="one entry", rasterized=True)
     lim = float(max(abs(xs).max(), abs(ys).max())) * 1.05
     ax.plot([-lim, lim], [-lim, lim], "--", color="grey", lw=1, label="y = x (identity)")
@@ -300,9 +286,8 @@ def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False)
 
 
 def block_plot(norm: str = "pre", scale: float = 1.0, rezero: bool = False):
-    """Notebook 05's live plot: norm position, fixed scale, ReZero-style gate (which greys
-    out the scale). The defaults are checked first: a slider would silently clip a scale
-    outside 0-3. Its static widget offers scales 0 to 3."""
+    """Notebook 05's live plot: norm position, fixed scale 0 to 3 (checked first: a slider
+    would silently clip it) and a ReZero-style gate, which greys out the scale."""
     import ipywidgets as widgets
 
     from .widgets import LivePlot

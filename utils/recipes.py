@@ -38,11 +38,10 @@ RECIPES = ("default", "scaled", "init-only", "rezero", "fixup")
 
 
 def deepnorm_constants(layers: int) -> tuple[float, float]:
-    """DeepNorm's constants for an encoder-only or a decoder-only model of N = ``layers``
-    layers (Wang et al. 2022): x_{l+1} = LN(alpha * x_l + G(x_l)) with alpha = (2N)^(1/4),
-    and the weights of the feed-forward layers and of the attention's value and output
-    projections (not its query and key projections) initialised beta = (8N)^(-1/4) times
-    smaller. An encoder-decoder model uses other constants. Returns ``(alpha, beta)``."""
+    """DeepNorm's ``(alpha, beta)`` for an encoder- or decoder-only model of N = ``layers``
+    layers (Wang et al. 2022): x_{l+1} = LN(alpha * x_l + G(x_l)), alpha = (2N)^(1/4), with
+    the feed-forward and the attention's value and output weights initialised
+    beta = (8N)^(-1/4) times smaller (an encoder-decoder model uses other constants)."""
     layers = check_int("layers", layers, minimum=1)
     return (2 * layers) ** 0.25, (8 * layers) ** -0.25
 
@@ -76,9 +75,8 @@ class _DeepResidualMLP(nn.Module):
 def build_deep_mlp(depth: int, recipe: str = "default", *, width: int = 64, in_features: int = 64,
                    classes: int = 10, seed: int = 0) -> _DeepResidualMLP:
     """A residual MLP of ``depth`` weight layers without normalisation, initialised with
-    ``recipe`` (one of ``RECIPES``, see the module docstring). Weights are drawn from a
-    private generator seeded with ``seed``, so every recipe starts from the same He-normal
-    draw and the global torch seed is untouched."""
+    ``recipe`` (see the module docstring) from a private generator seeded with ``seed``: every
+    recipe starts from the same He-normal draw, and the global seed is untouched."""
     count = branches(depth)
     recipe = check_choice("recipe", recipe, RECIPES)
     width = check_int("width", width, minimum=1)
@@ -115,15 +113,11 @@ def build_deep_mlp(depth: int, recipe: str = "default", *, width: int = 64, in_f
 
 
 def signal_at_init(model: _DeepResidualMLP, x: torch.Tensor, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Forward and backward signal through the blocks of ``model`` at its current weights.
-
-    Returns ``(forward, backward)``, each of length L + 1: the RMS of the stream after the
-    stem and after every block for input ``x``, and the RMS of the gradient of a fixed
-    random probe of the last stream (sum of stream * r, r ~ N(0, 1) seeded with ``seed``)
-    with respect to each of those streams. The probe bypasses the head, so a recipe that
-    zeroes the classifier (Fixup) still shows how the blocks pass gradients back.
-    Overflowed values come back as inf (never NaN), ready for ``plotting.plot_log_safe``.
-    """
+    """``(forward, backward)``, L + 1 values each: the RMS of the stream after the stem and
+    every block for input ``x``, and of the gradient of a random probe of the last stream
+    (sum of stream * r, r ~ N(0, 1) from ``seed``) for each stream. The probe bypasses the
+    head, so Fixup's zeroed classifier still shows how the blocks pass gradients back.
+    Overflow comes back as inf (never NaN), ready for ``plotting.plot_log_safe``."""
     check_module("model", model, _DeepResidualMLP, what="a model from build_deep_mlp")
     check_tensor("x", x, ndim=2, last_dim=model.stem.in_features, shape_text=f"(n, {model.stem.in_features})")
     seed = check_int("seed", seed, minimum=0)
@@ -234,10 +228,9 @@ def _signal(recipe: str, depth: int, x: torch.Tensor) -> tuple[np.ndarray, np.nd
 
 
 def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x=None) -> str:
-    """The widget picture: forward RMS of the stream and backward RMS of the gradient
-    through every block of a fresh ``build_deep_mlp(depth, recipe)``, on log axes with
-    overflow marked, for the inputs ``x`` (notebook 11's batch, the first 64 training
-    digits, if None). Returns a one-line summary."""
+    """The widget picture: ``signal_at_init`` of a fresh ``build_deep_mlp(depth, recipe)`` on
+    log axes, overflow marked, for the inputs ``x`` (None: the first 64 training digits,
+    notebook 11's batch). Returns a summary."""
     check_figure("fig", fig)
     check_choice("recipe", recipe, RECIPES)
     branches(depth)
@@ -254,11 +247,8 @@ def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x=None) -> str
                               label="backward: RMS of the gradient")
     shown = np.concatenate([log_safe(forward)[0], log_safe(backward)[0]])
     ax.set_ylim(np.nanmin(shown) / 10, np.nanmax(shown) * 10)  # at least two labelled decades
-    # Plain-text tick labels in one format (1e+06) instead of mathtext (10^6), no minor
-    # ticks: several times faster to render, which keeps the widget inside its time budget.
-    log_ticks(ax, max_ticks=8, exponent_labels=True)
-    ax.set_xlabel("after block (0 = stem)")
-    ax.set_ylabel("root mean square")
+    log_ticks(ax, max_ticks=8, exponent_labels=True)  # plain-text labels render faster
+    ax.set(xlabel="after block (0 = stem)", ylabel="root mean square")
     ax.legend(loc="lower center", fontsize=10)  # a fixed place: "best" is slow to compute
     finding = ("the signal overflows" if over_f or over_b
                else f"stream x{forward[-1] / forward[0]:.2g}, gradient x{backward[0] / backward[-1]:.2g}")
@@ -277,9 +267,8 @@ def _first_digits() -> torch.Tensor:
 
 
 def signal_plot(recipe: str = "default", depth: int = 56):
-    """Notebook 11's live plot: the recipe and the depth (2 to 1000 weight layers, redrawn
-    on release), redrawing ``draw_signal`` for the first 64 training digits; its static
-    widget offers every recipe at depths 2 to 1000 log-spaced."""
+    """Notebook 11's live plot of ``draw_signal``: the recipe and the depth (2 to 1000 weight
+    layers; the static widget offers them log-spaced)."""
     import ipywidgets as widgets
 
     from .widgets import LivePlot, slider
