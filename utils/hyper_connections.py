@@ -1,18 +1,11 @@
 """Hyper-connections: several residual streams mixed on the skip path by an n x n matrix,
 and the doubly stochastic constraint (Sinkhorn) of manifold-constrained hyper-connections.
 
-A hyper-connection layer keeps n copies of the residual stream, ``X`` of shape
-(..., n, d), and computes
-
-    X <- H X + post * F(LN(pre . X))
-
-``H`` (n x n) mixes the streams on the skip path, ``pre`` (all 1/n here) reads the branch's
-input as the streams' average, and ``post`` (all 1 here) adds the branch's write to every
-stream. With n = 1 and H = 1 it is the course's pre-LN residual block. Over L layers the
-skip path multiplies the streams by H_L ... H_1; an unconstrained H that drifts away from
-the identity compounds like any product (notebook 07). A doubly stochastic H (entries >= 0,
-every row and every column summing to 1) keeps the product doubly stochastic, so no stream
-is amplified, and the column sums of 1 make the streams' average an exact residual stream.
+A layer keeps n copies of the stream, X of shape (..., n, d): X <- H X + post * F(LN(pre . X)),
+with ``pre`` the streams' average and ``post`` all 1 here; n = 1, H = 1 is the pre-LN block.
+Over L layers the skip path multiplies by H_L ... H_1, which compounds like any product
+(notebook 07) unless H is doubly stochastic (entries >= 0, rows and columns summing to 1):
+then no stream is amplified and the streams' average is an exact residual stream.
 """
 from __future__ import annotations
 

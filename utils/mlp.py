@@ -1,13 +1,8 @@
-"""Plain and residual multilayer perceptrons whose depth is counted in weight layers,
-as He et al. (2015) count it: a stem layer, blocks of ``block_layers`` layers each, and a
-head. The two architectures have exactly the same layers and parameters; the residual one
-only adds the skip path around every block, so any difference in training is the skip's.
-
-Layer: Linear (no bias) -> BatchNorm -> ReLU. Plain block: its layers in sequence.
-Residual block (the original post-activation ResNet block): ReLU(x + F(x)), where F is
-the same layers without the last ReLU (He et al.'s original block, not the pre-activation
-block of He et al. 2016). Weights are He-normal (fan-in, ReLU gain), which keeps the
-second moment of the forward signal constant from layer to layer in a plain ReLU stack.
+"""Plain and residual MLPs with depth counted in weight layers as He et al. (2015) count it:
+a stem, blocks of ``block_layers`` layers (Linear without bias, BatchNorm, ReLU), a head.
+Both have the same layers and parameters; the residual one only adds the skip path, as the
+original post-activation ResNet block ReLU(x + F(x)), F the layers without the last ReLU.
+He-normal weights keep the forward signal's second moment constant in a plain ReLU stack.
 """
 from __future__ import annotations
 

@@ -1,17 +1,15 @@
 """A small transformer block built from the course's own pieces, its residual stream made
 visible, and the pre-LN against post-LN gradient measurement of notebook 10.
 
-A transformer block has two residual connections: one around self-attention and one
-around the feed-forward network (FFN). The FFN sublayer *is* the course's
-``utils.blocks.LayerNormResidualBlock``; the attention sublayer is wrapped the same way:
+A block has two residual connections, around self-attention and around the feed-forward
+network (FFN, the course's ``blocks.LayerNormResidualBlock``), both placed the same way:
 
 * pre-LN:  x <- x + Attn(LN(x)),       x <- x + FFN(LN(x))
 * post-LN: x <- LN(x + Attn(x)),       x <- LN(x + FFN(x))
 * peri-LN: x <- x + LN(Attn(LN(x))),   x <- x + LN(FFN(LN(x)))   (Kim et al. 2025)
 
-The running x is the *residual stream*: every sublayer reads it and adds a *write* to it.
-Two options of current models: RMSNorm (a LayerNorm that only rescales) in place of every
-LayerNorm, and QK-norm (each head's queries and keys normalised before their dot products).
+The running x is the *residual stream*: every sublayer reads it and adds a *write*. Options
+of current models: RMSNorm (only rescales) for LayerNorm, QK-norm (queries and keys normalised).
 """
 from __future__ import annotations
 
@@ -132,11 +130,9 @@ class _FeedForwardSublayer(_Sublayer, LayerNormResidualBlock):
 
 
 class TransformerBlock(nn.Module):
-    """One transformer block of width ``d``: an attention sublayer with ``heads`` heads,
-    then the course's ``LayerNormResidualBlock`` as the feed-forward sublayer (4d hidden, GELU),
-    both with the placement ``norm`` ("pre", "post" or "peri"), RMSNorm instead of
-    LayerNorm with ``rms_norm``, QK-norm with ``qk_norm``. Input and output have shape
-    (batch, tokens, d)."""
+    """One transformer block on (batch, tokens, ``d``): attention with ``heads`` heads, then
+    the course's ``LayerNormResidualBlock`` as the FFN, both placed ``norm`` ("pre", "post"
+    or "peri"), with RMSNorm for LayerNorm (``rms_norm``) and QK-norm (``qk_norm``)."""
 
     def __init__(self, d: int, heads: int, norm: str = "pre", *, rms_norm: bool = False, qk_norm: bool = False):
         super().__init__()
