@@ -24,10 +24,9 @@ _MHC_COLOR = PALETTE[2]  # doubly stochastic (Sinkhorn) hyper-connections
 
 
 def sinkhorn(matrix: torch.Tensor, iterations: int = 20) -> torch.Tensor:
-    """Make a square matrix of positive entries doubly stochastic (Sinkhorn-Knopp):
-    ``iterations`` times, divide every row by its sum, then every column by its sum.
-    Returns a new tensor: the columns sum to 1 exactly, the rows to 1 within a tolerance
-    that shrinks with the iterations."""
+    """A square matrix of positive entries made doubly stochastic (Sinkhorn-Knopp): rows,
+    then columns divided by their sums ``iterations`` times; the columns then sum to 1
+    exactly, the rows within a tolerance that shrinks with the iterations."""
     check_tensor("matrix", matrix, ndim=2, shape_text="(n, n)")
     if matrix.shape[0] != matrix.shape[1] or matrix.shape[0] == 0:
         raise invalid("matrix", "a square (n, n) tensor with n >= 1", matrix)

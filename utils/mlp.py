@@ -92,12 +92,10 @@ class MLP(nn.Module):
 def make_mlp(architecture: str, depth: int, *, width: int = 64, in_features: int = 64,
              out_features: int = 10, block_layers: int = 2, seed: int | None = None,
              dtype: torch.dtype | None = None) -> MLP:
-    """A ``"plain"`` or ``"residual"`` MLP of ``depth`` weight layers: a stem, ``(depth - 2) /
-    block_layers`` blocks and a head, He-normal weights, zero biases, BatchNorm after every
-    hidden Linear. ``seed`` draws from a private generator: plain and residual nets of one seed
-    get identical weights. ``dtype`` is the precision of the draw: float64 weights are the same
-    on every CPU; float32 draws differ in their last bits between math kernels, enough to
-    change a deep plain net's exploding gradient by several per cent."""
+    """A ``"plain"`` or ``"residual"`` MLP of ``depth`` weight layers, He-normal weights and
+    zero biases, drawn from a private generator with ``seed`` (plain and residual nets of one
+    seed get identical weights) in ``dtype``: float64 draws are the same on every CPU, float32
+    ones differ in their last bits, enough to move a deep plain net's gradient by per cents."""
     if seed is not None:
         seed = check_int("seed", seed, minimum=0)
     if dtype is not None and not (isinstance(dtype, torch.dtype) and dtype in (torch.float32, torch.float64)):

@@ -78,12 +78,10 @@ def _adam_run(model: nn.Module, loss_at, steps: int, lr: float) -> list[float]:
 
 def train(model, x, y, *, steps: int = 200, lr: float = 0.05, momentum: float = 0.9,
           batch_size: int = 128, seed: int = 0, progress=None) -> list[float]:
-    """Train ``model`` in place with cross-entropy and SGD with momentum; return every
-    step's mini-batch loss (before its update), ending at the first NaN or inf. Batches come
-    without replacement from an order reshuffled when fewer than ``batch_size`` examples
-    remain, drawn from ``seed`` (not the global seed). ``progress`` (a
-    ``utils.progress.progress_bar``) advances once per step, and a run that stops early
-    advances it by the steps left, so a bar shared by several runs ends full."""
+    """Train ``model`` in place with cross-entropy and SGD with momentum; return every step's
+    mini-batch loss (before its update), up to the first NaN or inf. Batches come without
+    replacement from an order drawn from ``seed`` (not the global seed). ``progress`` (a
+    ``utils.progress.progress_bar``) advances per step, and by the steps left if a run stops."""
     check_module("model", model)
     x, y = _as_data(model, x, y)
     steps = check_int("steps", steps, minimum=1)

@@ -62,10 +62,9 @@ def _normalisation(d: int, rms_norm: bool) -> nn.Module:
 
 
 class _SelfAttention(nn.Module):
-    """Multi-head self-attention: every token mixes in the others' values, weighted by
-    softmax(q.k / sqrt(d_head)). One Linear makes q, k and v; one Linear projects back.
-    With ``qk_norm`` each head's q and k are normalised (LayerNorm, or RMSNorm with
-    ``rms_norm``) first, so no logit can exceed sqrt(d_head) times the norms' gains."""
+    """Multi-head self-attention: each token mixes in the values, weighted by softmax(q.k /
+    sqrt(d_head)). ``qk_norm`` normalises each head's q and k first (RMSNorm with
+    ``rms_norm``), so no logit can exceed sqrt(d_head) times the norms' gains."""
 
     def __init__(self, d: int, heads: int, *, qk_norm: bool, rms_norm: bool):
         super().__init__()
@@ -316,10 +315,9 @@ def stream_growth(stream: dict) -> tuple[float, float]:
 
 
 def draw_stream(fig, streams: dict, *, title: str | None = None) -> str:
-    """One panel per entry of ``streams`` (label -> ``residual_stream`` dict): the RMS of
-    the stream each sublayer reads (blue) and of what it writes (green), on a log axis
-    labelled with plain numbers (0.2, 0.5, 1, 2). ``title`` states the finding above the
-    panels; without it, the title gives each stream's growth."""
+    """One panel per entry of ``streams`` (label -> ``residual_stream`` dict): the RMS of the
+    stream each sublayer reads and of what it writes, on a log axis; ``title`` states the
+    finding (by default each stream's growth)."""
     from .diagrams import BRANCH_COLOR
     from .plotting import RESIDUAL_COLOR, log_ticks
 
