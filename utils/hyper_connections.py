@@ -64,12 +64,10 @@ def _check_matrices(matrices, name: str = "matrices") -> list[torch.Tensor]:
     if isinstance(matrices, torch.Tensor) or not isinstance(matrices, (list, tuple)) or not matrices:
         raise invalid(name, "a non-empty list of square tensors (from mixing_matrices)", matrices,
                       error=TypeError)
-    n = None
-    for matrix in matrices:
+    for matrix in matrices:  # the first is checked before the others are compared with it
         check_tensor(name, matrix, ndim=2, shape_text="(n, n)")
-        if matrix.shape[0] != matrix.shape[1] or (n is not None and matrix.shape[0] != n):
+        if matrix.shape[0] != matrix.shape[1] or matrix.shape != matrices[0].shape:
             raise invalid(name, "square tensors all of the same size", matrix)
-        n = matrix.shape[0]
     return list(matrices)
 
 
@@ -132,9 +130,8 @@ def draw_composite_gain(fig, gains: dict) -> str:
         plot_log_safe(ax, np.arange(1, values.size + 1), values, color=color, label=str(label))
         notes.append(f"{label}: {values[-1]:.3g} after {values.size} layers")
     ax.axhline(1.0, color="0.4", ls="--", lw=1, label="identity (gain 1)")
-    ax.set_xlabel("layers L")
-    ax.set_ylabel("largest row sum of |H_L ... H_1|")
-    ax.set_title("The skip path's gain: unconstrained mixing compounds, doubly stochastic stays at 1")
+    ax.set(xlabel="layers L", ylabel="largest row sum of |H_L ... H_1|",
+           title="The skip path's gain: unconstrained mixing compounds, doubly stochastic stays at 1")
     log_ticks(ax)
     ax.legend(loc="upper left", fontsize=9)
     return "; ".join(notes)

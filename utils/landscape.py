@@ -57,8 +57,7 @@ def loss_surface(model, x, y, *, span: float = 1.0, points: int = 17, seed: int 
     weights = sum(p.numel() for p in model.parameters())
     check_cost({"points": points}, lambda points: (0.0, 2.0 * points ** 2 * len(x) * weights),
                what=f"{points}x{points} forward passes of the batch x")
-    first = _filter_normalised_direction(model, seed=seed)
-    second = _filter_normalised_direction(model, seed=seed + 1)
+    first, second = (_filter_normalised_direction(model, seed=s) for s in (seed, seed + 1))
     parameters = list(model.parameters())
     saved = [p.detach().clone() for p in parameters]
     state, was_training = copy.deepcopy(model.state_dict()), model.training

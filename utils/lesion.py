@@ -82,12 +82,10 @@ def single_lesion_accuracies(model, x, y, *, unit: str = "block") -> np.ndarray:
     net, each single hidden layer (``unit="layer"``): one number per deletion."""
     model = _check_mlp(model)
     check_choice("unit", unit, ("block", "layer"))
-    if unit == "block":
-        count, delete = len(model.blocks), delete_blocks
-    else:
-        if model.architecture != "plain":
-            raise ValueError("unit='layer' needs a plain model; use unit='block' for a residual one")
-        count, delete = sum(len(b.layers) for b in model.blocks), _delete_layers
+    if unit == "layer" and model.architecture != "plain":
+        raise ValueError("unit='layer' needs a plain model; use unit='block' for a residual one")
+    count, delete = ((len(model.blocks), delete_blocks) if unit == "block"
+                     else (sum(len(b.layers) for b in model.blocks), _delete_layers))
     return np.array([evaluate(delete(model, [i]), x, y)[1] for i in range(count)])
 
 

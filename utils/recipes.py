@@ -199,8 +199,7 @@ def draw_losses(fig, histories: dict) -> str:
     everything.set_title(f"One run per recipe: {blown} of {len(histories)} ended in {' or '.join(ends) or 'NaN'}")
     finite.set_title("Close-up: the runs that stayed finite")
     for ax in (everything, finite):
-        ax.set_xlabel("training step")
-        ax.set_ylabel("training loss (cross-entropy)")
+        ax.set(xlabel="training step", ylabel="training loss (cross-entropy)")
         if ax.get_yscale() == "log":
             log_ticks(ax, max_ticks=8, exponent_labels=True)
     everything.legend(loc="upper right", fontsize=11)
