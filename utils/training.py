@@ -100,18 +100,16 @@ def train(model, x, y, *, steps: int = 200, lr: float = 0.05, momentum: float = 
     generator = torch.Generator().manual_seed(seed)
     parameters = [p for p in model.parameters() if p.requires_grad]
     buffers = [None] * len(parameters)
-    loss_fn = nn.CrossEntropyLoss()
     model.train()
     losses: list[float] = []
-    order = torch.randperm(len(x), generator=generator)
-    position = 0
+    position = len(x)  # no order yet: the first step draws one
     for step in range(steps):
         if position + batch_size > len(x):
             order = torch.randperm(len(x), generator=generator)
             position = 0
         index = order[position:position + batch_size]
         position += batch_size
-        loss = loss_fn(model(x[index]), y[index])
+        loss = nn.functional.cross_entropy(model(x[index]), y[index])
         losses.append(float(loss.detach()))
         if not math.isfinite(losses[-1]):
             if progress is not None:

@@ -277,14 +277,10 @@ def last_block_gradient(depth: int, norm: str, *, d: int = 64, heads: int = 4, t
         saved["input"] = inputs[0].detach()
         output.register_hook(lambda grad: saved.__setitem__("grad", grad.detach()))
 
-    handle = model.blocks[-1].ffn.fc2.register_forward_hook(keep)
-    try:
-        logits = model(x)[:, -1]
-        # Summed over sequences, each sequence's loss reaches only its own last token, so
-        # its gradient for W2 is the outer product grad_i input_i^T, of norm |grad_i| |input_i|.
-        nn.functional.cross_entropy(logits, labels, reduction="sum").backward()
-    finally:
-        handle.remove()
+    model.blocks[-1].ffn.fc2.register_forward_hook(keep)  # the model is this call's own: no removal needed
+    # Summed over sequences, each sequence's loss reaches only its own last token, so
+    # its gradient for W2 is the outer product grad_i input_i^T, of norm |grad_i| |input_i|.
+    nn.functional.cross_entropy(model(x)[:, -1], labels, reduction="sum").backward()
     per_sequence = saved["grad"][:, -1].norm(dim=-1) * saved["input"][:, -1].norm(dim=-1)
     return float(per_sequence.mean())
 
