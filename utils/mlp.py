@@ -75,8 +75,7 @@ class MLP(nn.Module):
                  block_layers: int):
         super().__init__()
         _check_size(architecture, depth, width, in_features, out_features, block_layers)
-        self.architecture = architecture
-        self.depth = depth
+        self.architecture, self.depth = architecture, depth
         block = BatchNormResidualBlock if architecture == "residual" else _BatchNormPlainBlock
         self.stem = nn.Sequential(nn.Linear(in_features, width, bias=False), nn.BatchNorm1d(width), nn.ReLU())
         self.blocks = nn.ModuleList(block(width, block_layers) for _ in range((depth - 2) // block_layers))
