@@ -1,16 +1,13 @@
-"""Recipes that let very deep residual stacks train without normalisation, tried on one
-model: a residual MLP whose blocks are x + s * F(x), F = Linear -> ReLU -> Linear, with
-no BatchNorm or LayerNorm anywhere, and DeepNorm's constants.
-
-Depth is counted in weight layers as in notebook 06 (a stem layer, (depth - 2) / 2
+"""Recipes that let very deep residual stacks train without normalisation, tried on a
+residual MLP of blocks x + s * F(x), F = Linear -> ReLU -> Linear, no normalisation
+anywhere; and DeepNorm's constants. Depth counts weight layers (a stem, (depth - 2) / 2
 two-layer blocks, a head), so ``depth=56`` has L = 27 residual branches. The recipes:
 
 * ``"default"``: He-normal weights everywhere (the ResNet initialisation), s = 1.
 * ``"scaled"``: every branch multiplied by the fixed constant s = 1/sqrt(L).
 * ``"init-only"``: the last layer of every branch initialised 1/sqrt(L) smaller, s = 1:
-  GPT-2's initialisation-only scaling (Radford et al. 2019 scale the weights of residual
-  layers by 1/sqrt(N) at initialisation), tried here without LayerNorm and under SGD,
-  which is not the setting GPT-2 uses it in.
+  GPT-2's initialisation-only scaling (Radford et al. 2019), here without LayerNorm and
+  under SGD, not the setting GPT-2 uses it in.
 * ``"rezero"``: s is a learnable scalar per branch starting at 0 (ReZero, Bachlechner et
   al. 2020; SkipInit, De and Smith 2020: without normalisation the two coincide).
 * ``"fixup"``: the last layer of every branch and the classifier start at 0, the other
