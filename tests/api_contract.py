@@ -102,7 +102,7 @@ ACCEPTS = {
     "utils.slopes.format_residual": {"value": "negative zero nan inf huge"},
     "utils.slopes.plotted_depths": {"points": "huge"},  # more points than depths: every depth is drawn
     "utils.recipes.deepnorm_constants": {"layers": "huge"},  # a formula, nothing is allocated
-    "utils.recipes.NormFreeBlock": {"multiplier": "negative zero huge", "gain": "negative zero huge"},
+    "utils.blocks.ReZeroBlock": {"multiplier": "negative zero huge", "alpha": "negative zero huge none"},
     "utils.plotting.log_safe": {"values": "negative zero nan inf huge array3d"},  # any magnitudes
     "utils.plotting.use_fixed_margins": {"left": "zero", "bottom": "zero"},  # no margin
     "utils.shattered.input_gradient_curve": {"low": "negative zero", "high": "negative zero huge"},
@@ -235,11 +235,6 @@ def _draw(fig, depth=2):
     return f"depth {depth}"
 
 
-def _deep_mlp_parts():
-    model = _deep_mlp()
-    return dict(stem=model.stem, blocks=list(model.blocks), head=model.head, recipe="default")
-
-
 # Each entry returns fresh keyword arguments (figures and models are changed by a call).
 # Parameters not listed take their defaults.
 def _runs():
@@ -315,7 +310,6 @@ VALID = {
     "utils.lesion.delete_blocks": lambda: dict(model=_mlp(), blocks=[0]),
     "utils.lesion.single_lesion_accuracies": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
     "utils.lesion.random_lesion_accuracies": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1], k=1, draws=2),
-    "utils.mlp.BatchNormPlainBlock": lambda: dict(width=8),
     "utils.mlp.BatchNormResidualBlock": lambda: dict(width=8),
     "utils.mlp.MLP": lambda: dict(architecture="plain", depth=4, width=8, in_features=4, out_features=3,
                                   block_layers=2),
@@ -339,7 +333,6 @@ VALID = {
     "utils.hyper_connections.draw_composite_gain": lambda: dict(fig=_figure(), gains={"a": [1.0, 2.0]}),
     "utils.looks_linear.crelu": lambda: dict(x=_data()[0]),
     "utils.looks_linear.looks_linear": lambda: dict(weight=_data()[0]),
-    "utils.looks_linear.LooksLinearMLP": lambda: dict(depth=4, width=8, in_features=4, classes=3),
     "utils.looks_linear.make_looks_linear_mlp": lambda: dict(depth=4, width=8, in_features=4, classes=3),
     "utils.depth_scaling.lr_sweep": lambda: dict(x=_data(8, 64)[0], y=_data(8, 64)[1], depths=(6,), alphas=(1.0,),
                                                  lrs=(1e-3,), steps=1, seeds=(0,), batch_size=4),
@@ -347,8 +340,6 @@ VALID = {
     "utils.depth_scaling.first_step_change": lambda: dict(depth=6, alpha=1.0, x=_data(8, 64)[0], y=_data(8, 64)[1]),
     "utils.recipes.deepnorm_constants": lambda: dict(layers=12),
     "utils.recipes.branches": lambda: dict(depth=56),
-    "utils.recipes.NormFreeBlock": lambda: dict(width=8),
-    "utils.recipes.DeepResidualMLP": _deep_mlp_parts,
     "utils.recipes.build_deep_mlp": lambda: dict(depth=6, width=8, in_features=4),
     "utils.recipes.signal_at_init": lambda: dict(model=_deep_mlp(), x=_data()[0]),
     "utils.recipes.draw_losses": lambda: dict(fig=_figure(), histories={"default": [2.0, 1.0], "scaled": [2.0, np.nan]}),
@@ -368,11 +359,8 @@ VALID = {
     "utils.training.weight_gradient_norms": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
     "utils.training.warmup_lr": lambda: dict(step=3, lr=0.001, warmup_steps=10),
     "utils.training.output_change": lambda: dict(before=_stream_input(), after=2 * _stream_input()),
-    "utils.transformer.SelfAttention": lambda: dict(d=8, heads=2),
-    "utils.transformer.AttentionSublayer": lambda: dict(d=8, heads=2),
     "utils.transformer.TransformerBlock": lambda: dict(d=8, heads=2),
     "utils.transformer.TinyTransformer": lambda: dict(depth=2, d=8, heads=2),
-    "utils.transformer.FeedForwardSublayer": lambda: dict(d=8, norm="peri"),
     "utils.transformer.residual_stream": lambda: dict(model=_transformer(), x=_stream_input()),
     "utils.transformer.attention_logits": lambda: dict(model=_transformer(), x=_stream_input()),
     "utils.transformer.adam_steps": lambda: dict(model=_transformer(), x=_stream_input(),

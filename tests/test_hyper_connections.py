@@ -63,12 +63,6 @@ def test_gradient_grows_far_more_without_the_constraint():
     assert free > 3 * doubly
 
 
-def test_layer_rejects_a_wrong_number_of_streams():
-    layer = hc.hyper_stack(1, d=8)[0]
-    with pytest.raises(ValueError, match="streams"):
-        layer(torch.randn(2, 3, 8, dtype=torch.float64))
-
-
 def test_draw_composite_gain_reports_the_last_values():
     text = hc.draw_composite_gain(Figure(), {"a": [1.0, 2.0, 4.0], "b": [1.0, 1.0, 1.0]})
     assert "a: 4 after 3 layers" in text and "b: 1 after 3 layers" in text

@@ -2,7 +2,7 @@ import pytest
 import torch
 from torch import nn
 
-from utils.mlp import MLP, BatchNormPlainBlock, BatchNormResidualBlock, make_mlp, weight_layers
+from utils.mlp import MLP, BatchNormResidualBlock, _BatchNormPlainBlock, make_mlp, weight_layers
 
 
 @pytest.mark.parametrize("architecture", ["plain", "residual"])
@@ -48,7 +48,7 @@ def test_residual_block_adds_its_input():
                 m.bias.zero_()
     x = torch.rand(3, 8)  # non-negative, like the output of the ReLU before it
     assert torch.equal(block(x), x)  # zero branch: the block is the identity
-    plain = BatchNormPlainBlock(8).eval()
+    plain = _BatchNormPlainBlock(8).eval()
     with torch.no_grad():
         for m in plain.modules():
             if isinstance(m, nn.Linear):

@@ -36,7 +36,7 @@ def test_rezero_is_the_identity_at_initialisation():
     states = model.stream(x)
     for state in states[1:]:
         assert torch.equal(state, states[0])
-    assert all(float(block.gain.detach()) == 0.0 for block in model.blocks)
+    assert all(float(block.alpha.detach()) == 0.0 for block in model.blocks)
 
 
 def test_fixup_zero_initialised_layers_are_zero_and_the_rest_is_rescaled():
@@ -45,7 +45,7 @@ def test_fixup_zero_initialised_layers_are_zero_and_the_rest_is_rescaled():
     assert torch.count_nonzero(model.head.weight) == 0 and torch.count_nonzero(model.head.bias) == 0
     for block, ref in zip(model.blocks, reference.blocks):
         assert torch.count_nonzero(block.fc2.weight) == 0 and torch.count_nonzero(block.fc2.bias) == 0
-        assert float(block.gain.detach()) == 1.0
+        assert float(block.alpha.detach()) == 1.0
         torch.testing.assert_close(block.fc1.weight, ref.fc1.weight / math.sqrt(27))
     x = torch.randn(4, 64)
     assert torch.count_nonzero(model(x)) == 0  # zero classifier: every logit is 0
@@ -161,8 +161,6 @@ def test_bad_input_names_the_parameter():
         recipes.signal_at_init(torch.nn.Linear(64, 64), torch.zeros(3, 64))
     with pytest.raises(TypeError, match="x must"):
         recipes.draw_signal(Figure(), recipe="default", depth=4, x=[[0.0] * 64])
-    with pytest.raises(ValueError, match="losses"):
-        recipes._plot_losses(Figure().subplots(), [], color="k", label="a")
     ax = Figure().subplots()
     assert recipes._plot_losses(ax, [2.3, 0.5], color="k", label="a") == "a: final training loss 5.0e-01"
     assert recipes._plot_losses(ax, [2.3, float("nan")], color="k", label="b") == "b: loss became NaN at step 2"

@@ -1,13 +1,6 @@
-"""The PyTorch blocks of notebooks 05 to 07: one residual block that can be wrapped
-pre-norm or post-norm, with a fixed branch scale or ReZero, its plain counterpart (the
-same layers without the skip path), and stacks of either.
-
-The branch is F(x) = Linear(4d, d)(GELU(Linear(d, 4d)(x))), with one LayerNorm per block:
-
-* pre-norm:  y = x + s * F(LN(x))
-* post-norm: y = LN(x + s * F(x))
-* plain:     y = F(LN(x))          (no skip path, no scale)
-
+"""The PyTorch blocks of notebooks 05 to 07, with the branch F(x) = Linear(4d, d)(GELU(
+Linear(d, 4d)(x))) and one LayerNorm: pre-norm y = x + s * F(LN(x)), post-norm
+y = LN(x + s * F(x)) (s fixed or ReZero's learnable gate), plain y = F(LN(x)), and stacks.
 Every block creates its first Linear before its second, so a seeded build draws the
 weights in a fixed order (notebook 06's reference 30-block computation depends on it).
 """
@@ -67,13 +60,9 @@ def check_scale(scale):
 
 
 class LayerNormResidualBlock(nn.Module):
-    """y = x + s * F(LN(x)) (``norm="pre"``) or y = LN(x + s * F(x)) (``norm="post"``).
-
-    ``scale`` is a fixed number (1.0 by default) or ``"rezero"``: a learnable scalar
-    ``alpha`` that starts at 0, so a pre-norm ReZero block is exactly the identity at
-    initialisation. That gate is ReZero's (Bachlechner et al. 2020), added here to a
-    normed block; ReZero as published has no LayerNorm (``ReZeroBlock``).
-    """
+    """y = x + s * F(LN(x)) (``norm="pre"``) or y = LN(x + s * F(x)) (``norm="post"``), with
+    ``scale`` s a fixed number or ``"rezero"``: ReZero's learnable ``alpha`` from 0, so a
+    pre-norm gated block starts as the identity (ReZero as published: ``ReZeroBlock``)."""
 
     def __init__(self, d: int, norm: str = "pre", scale=1.0):
         super().__init__()
@@ -84,12 +73,8 @@ class LayerNormResidualBlock(nn.Module):
         self.fc1 = nn.Linear(self.d, 4 * self.d)  # created first: seeded builds depend on this order
         self.act = nn.GELU()
         self.fc2 = nn.Linear(4 * self.d, self.d)
-        if scale == REZERO:
-            self.alpha = nn.Parameter(torch.zeros(()))
-            self.fixed_scale = None
-        else:
-            self.alpha = None
-            self.fixed_scale = scale
+        self.alpha = nn.Parameter(torch.zeros(())) if scale == REZERO else None
+        self.fixed_scale = None if scale == REZERO else scale
 
     @property
     def scale(self) -> float:
@@ -133,24 +118,37 @@ class LayerNormPlainBlock(nn.Module):
 
 
 class ReZeroBlock(nn.Module):
-    """ReZero as Bachlechner et al. (2020) publish it: y = x + alpha * F(x) with the same
-    branch F and a learnable alpha that starts at 0, and **no LayerNorm**. (``LayerNormResidualBlock``
-    with ``scale="rezero"`` adds the same gate to a normed block: a ReZero-style hybrid.)"""
+    """ReZero as Bachlechner et al. (2020) publish it: y = x + alpha * F(x) with the course's
+    branch F (GELU, 4d hidden), a learnable alpha that starts at 0 and **no LayerNorm**
+    (``LayerNormResidualBlock`` with ``scale="rezero"`` adds the gate to a normed block).
+    Notebook 11's norm-free MLP is built of it: ``relu=True`` gives its branch (ReLU, d
+    hidden), ``multiplier`` a fixed s in y = x + alpha * s * F(x), and its other recipes
+    start alpha at 1 (Fixup) or go without it (``alpha=None``: y = x + s * F(x))."""
 
-    def __init__(self, d: int):
+    def __init__(self, d: int, *, relu: bool = False, multiplier: float = 1.0,
+                 alpha: float | None = 0.0):
         super().__init__()
         self.d = _check_d(d)
-        self.fc1 = nn.Linear(self.d, 4 * self.d)  # created first, as in LayerNormResidualBlock
-        self.act = nn.GELU()
-        self.fc2 = nn.Linear(4 * self.d, self.d)
-        self.alpha = nn.Parameter(torch.zeros(()))
+        hidden = self.d if check_bool("relu", relu) else 4 * self.d
+        self.multiplier = check_float("multiplier", multiplier)
+        self.fc1 = nn.Linear(self.d, hidden)  # created first, as in LayerNormResidualBlock
+        self.act = nn.ReLU() if relu else nn.GELU()
+        self.fc2 = nn.Linear(hidden, self.d)
+        alpha = None if alpha is None else check_float("alpha", alpha)
+        self.alpha = None if alpha is None else nn.Parameter(torch.tensor(alpha))
+
+    def branch(self, x: torch.Tensor) -> torch.Tensor:
+        """What the block adds to its input: alpha * s * F(x)."""
+        out = self.multiplier * self.fc2(self.act(self.fc1(x)))
+        return out if self.alpha is None else self.alpha * out
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_input(x, self.d)
-        return x + self.alpha * self.fc2(self.act(self.fc1(x)))
+        return x + self.branch(x)
 
     def extra_repr(self) -> str:
-        return f"d={self.d}, alpha={float(self.alpha.detach()):g}"
+        alpha = None if self.alpha is None else float(self.alpha.detach())
+        return f"d={self.d}, multiplier={self.multiplier:g}, alpha={alpha}"
 
 
 def make_block(d: int, *, residual: bool = True, norm: str = "pre", scale=1.0) -> nn.Module:
@@ -175,9 +173,8 @@ def make_stack(depth: int, d: int, *, residual: bool = True, norm: str = "pre", 
 # ----- notebook 05: one block on one input, and its widget --------------------------------
 
 def draw_std_through_stack(fig, stds: dict) -> None:
-    """Notebook 05's picture of the std of the activations after each block (0 = the
-    input), one curve per configuration in ``stds`` (name -> list of stds): residual
-    configurations in the course's residual colours, "plain" in the plain colour."""
+    """Notebook 05's std of the activations after each block (0 = the input), one curve
+    per configuration in ``stds`` (name -> list of stds), "plain" in the plain colour."""
     from . import plotting
 
     check_figure("fig", fig)
@@ -251,9 +248,8 @@ def _demo_result(norm: str, scale) -> tuple[np.ndarray, np.ndarray, dict]:
 
 
 def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False) -> str:
-    """Widget draw function of notebook 05: output entries against input entries (the
-    diagonal is the identity) for one block configuration on ``demo_input()``; returns
-    the statistics (over the whole input) as text."""
+    """Notebook 05's widget picture: output against input entries (the diagonal is the
+    identity) of one block on ``demo_input()``; returns the statistics as text."""
     from matplotlib import ticker
 
     from . import plotting
@@ -265,18 +261,13 @@ def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False)
     xs, ys, stats = _demo_result(norm, scale)
     ax = fig.subplots()
     plotting.use_fixed_margins(fig, left=0.12, right=0.97, bottom=0.14, top=0.9)  # faster than constrained
-    # 2,048 points as one picture inside the vector drawing (one dot per pixel at the size
-    # shown, as in the stored PNG): as vectors they made a 320 KiB SVG, slow to send and decode.
+    # Rasterised: as vectors the 2,048 points made a 320 KiB SVG, slow to send and decode.
     ax.plot(xs, ys, ".", ms=2, alpha=0.5, color=plotting.RESIDUAL_COLOR, label="one entry", rasterized=True)
     lim = float(max(abs(xs).max(), abs(ys).max())) * 1.05
     ax.plot([-lim, lim], [-lim, lim], "--", color="grey", lw=1, label="y = x (identity)")
-    ax.set_xlim(-lim, lim)
-    ax.set_ylim(-lim, lim)
-    ax.set_xlabel("input entry x")
-    ax.set_ylabel("output entry y")
-    # Five ticks per axis are enough to read the cloud and draw faster than the default nine.
-    ax.xaxis.set_major_locator(ticker.MaxNLocator(nbins=5))
-    ax.yaxis.set_major_locator(ticker.MaxNLocator(nbins=5))
+    ax.set(xlim=(-lim, lim), ylim=(-lim, lim), xlabel="input entry x", ylabel="output entry y")
+    for axis in (ax.xaxis, ax.yaxis):  # five ticks: enough, and faster than the default nine
+        axis.set_major_locator(ticker.MaxNLocator(nbins=5))
     ax.legend(loc="upper left", fontsize=11)
     # An explicit y skips matplotlib's automatic title placement, a costly extra layout pass.
     ax.set_title(f"The output moved {stats['relative_change']:.3f} of the input's size", y=1.0)
@@ -295,9 +286,8 @@ def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False)
 
 
 def block_plot(norm: str = "pre", scale: float = 1.0, rezero: bool = False):
-    """Notebook 05's live plot: norm position, fixed scale, ReZero-style gate (which greys
-    out the scale). The defaults are checked first: a slider would silently clip a scale
-    outside 0-3. Its static widget offers scales 0 to 3."""
+    """Notebook 05's live plot: norm position, fixed scale 0 to 3 (checked first: a slider
+    would silently clip it) and a ReZero-style gate, which greys out the scale."""
     import ipywidgets as widgets
 
     from .widgets import LivePlot

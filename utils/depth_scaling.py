@@ -1,13 +1,10 @@
 """Branch multipliers L^(-alpha) and the learning rate under Adam: does the best learning
 rate stay put when the network gets deeper?
 
-The model is notebook 11's norm-free residual MLP (``recipes.build_deep_mlp``, He-normal
-weights) with every branch multiplied by the fixed number L^(-alpha), L the number of
-branches: alpha = 1/2 is the 1/sqrt(L) of depth-muP, alpha = 1 the 1/L of CompleteP.
-Adam moves every weight by about the learning rate whatever its gradient's size, so each
-branch's write changes by about L^(-alpha) times a fixed amount, and the L branches
-together change the output by about L^(1 - alpha) times it: growing like sqrt(L) for
-alpha = 1/2, the same at every depth for alpha = 1.
+Notebook 11's norm-free residual MLP with every one of its L branches multiplied by
+L^(-alpha): alpha = 1/2 is depth-muP's 1/sqrt(L), alpha = 1 CompleteP's 1/L. Adam moves
+every weight by about the learning rate, so the L branches together change the output by
+about L^(1 - alpha) times a fixed amount: like sqrt(L) for alpha = 1/2, flat for alpha = 1.
 """
 from __future__ import annotations
 
@@ -18,7 +15,7 @@ import torch
 from torch import nn
 
 from .plotting import PALETTE, log_ticks
-from .recipes import DeepResidualMLP, build_deep_mlp
+from .recipes import build_deep_mlp
 from .training import _adam_run, _as_data, evaluate
 from .validation import check_cost, check_figure, check_float, check_int, check_sequence, invalid
 
@@ -27,7 +24,7 @@ __all__ = ["lr_sweep", "draw_lr_sweep", "first_step_change"]
 _DEPTH_COLORS = (PALETTE[5], PALETTE[0], PALETTE[6])  # shallow to deep: light blue, blue, black
 
 
-def _branch_scaled_mlp(depth: int, alpha: float, *, seed: int = 0) -> DeepResidualMLP:
+def _branch_scaled_mlp(depth: int, alpha: float, *, seed: int = 0) -> nn.Module:
     """Notebook 11's He-initialised norm-free residual MLP of ``depth`` weight layers with
     every branch multiplied by the fixed number L^(-``alpha``)."""
     model = build_deep_mlp(depth, "default", seed=seed)
@@ -37,11 +34,8 @@ def _branch_scaled_mlp(depth: int, alpha: float, *, seed: int = 0) -> DeepResidu
 
 
 def _train_adam(model, x, y, *, steps: int = 30, lr: float = 1e-3, batch_size: int = 64, seed: int = 0) -> list[float]:
-    """Train ``model`` in place with cross-entropy and Adam (betas 0.9 and 0.999, eps 1e-8,
-    torch's defaults) on mini-batches drawn afresh each step from a generator seeded with
-    ``seed``; return every step's mini-batch loss. A run stops at a non-finite loss. The
-    update is written out, as ``training`` writes out SGD's: torch.optim's first step
-    imports torch._dynamo (74 MiB and 1.6 CPU seconds, measured in utils/training.py)."""
+    """Train ``model`` in place with cross-entropy and ``training._adam_run`` on mini-batches
+    drawn afresh each step from ``seed``; return every step's loss, up to a non-finite one."""
     x, y = _as_data(model, x, y)
     generator = torch.Generator().manual_seed(seed)
     model.train()
@@ -55,11 +49,10 @@ def _train_adam(model, x, y, *, steps: int = 30, lr: float = 1e-3, batch_size: i
 
 def lr_sweep(x, y, *, depths=(6, 18, 54), alphas=(0.5, 1.0), lrs=(1e-3, 4e-3, 1.6e-2, 6.4e-2), steps: int = 30,
              seeds=(0, 1), batch_size: int = 64, progress=None) -> dict:
-    """Train ``_branch_scaled_mlp(depth, alpha, seed=seed)`` with ``_train_adam`` for
-    ``steps`` steps at every learning rate, and return ``{(alpha, depth): losses}``: the
-    median over ``seeds`` of the loss on all of ``x, y`` after training, one per entry of
-    ``lrs`` (inf for a run that diverged), each run on mini-batches of ``batch_size``.
-    ``progress`` (a ``utils.progress.progress_bar``) is advanced once per run."""
+    """Train ``_branch_scaled_mlp(depth, alpha, seed=seed)`` for ``steps`` Adam steps at every
+    learning rate; return ``{(alpha, depth): losses}``, the median over ``seeds`` of the loss
+    on all of ``x, y`` after training, one per ``lrs`` (inf if diverged). ``progress`` (a
+    ``utils.progress.progress_bar``) advances once per run."""
     depths = [check_int("depths", d, minimum=4) for d in check_sequence("depths", depths, what="depths")]
     alphas = [check_float("alphas", a, minimum=0.0, maximum=2.0) for a in check_sequence("alphas", alphas)]
     lrs = [check_float("lrs", lr, minimum=0.0, maximum=10.0) for lr in check_sequence("lrs", lrs)]
@@ -71,22 +64,17 @@ def lr_sweep(x, y, *, depths=(6, 18, 54), alphas=(0.5, 1.0), lrs=(1e-3, 4e-3, 1.
     check_cost({"steps": check_int("steps", steps, minimum=1), "batch_size": batch_size},
                lambda steps, batch_size: (0.0, runs * 6.0 * steps * batch_size * sum(d * 4160 for d in depths)),
                what=f"{runs * len(depths)} training runs")
-    sweep = {}
-    for alpha in alphas:
-        for depth in depths:
-            row = []
-            for lr in lrs:
-                finals = []
-                for seed in seeds:
-                    model = _branch_scaled_mlp(depth, alpha, seed=seed)
-                    losses = _train_adam(model, x, y, steps=steps, lr=lr, batch_size=batch_size, seed=seed)
-                    final = evaluate(model, x, y)[0] if math.isfinite(losses[-1]) else math.inf
-                    finals.append(final if math.isfinite(final) else math.inf)
-                    if progress is not None:
-                        progress.update()
-                row.append(float(np.median(finals)))
-            sweep[alpha, depth] = np.array(row)
-    return sweep
+
+    def final_loss(alpha, depth, lr, seed):
+        model = _branch_scaled_mlp(depth, alpha, seed=seed)
+        losses = _train_adam(model, x, y, steps=steps, lr=lr, batch_size=batch_size, seed=seed)
+        final = evaluate(model, x, y)[0] if math.isfinite(losses[-1]) else math.inf
+        if progress is not None:
+            progress.update()
+        return final if math.isfinite(final) else math.inf
+
+    return {(alpha, depth): np.array([float(np.median([final_loss(alpha, depth, lr, seed) for seed in seeds]))
+                                      for lr in lrs]) for alpha in alphas for depth in depths}
 
 
 def draw_lr_sweep(fig, sweep: dict, lrs, *, diverged: float = 10.0) -> str:
@@ -115,9 +103,7 @@ def draw_lr_sweep(fig, sweep: dict, lrs, *, diverged: float = 10.0) -> str:
                     label=f"depth {depth} (L = {(depth - 2) // 2})")
             ax.plot(lrs[blown], np.full(blown.sum(), diverged), "^", color=color, mfc="none", ms=9)
             blown_runs += [f"alpha={alpha:g} at depth {depth}, lr {lr:g}" for lr in lrs[blown]]
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("Adam learning rate")
+        ax.set(xscale="log", yscale="log", xlabel="Adam learning rate")
         ax.set_title(f"branch multiplier L^-{alpha:g}" + (" (1/sqrt(L))" if alpha == 0.5 else " (1/L)" if alpha == 1 else ""))
         log_ticks(ax)
     axes[0].set_ylabel("training loss after the run")
@@ -127,10 +113,9 @@ def draw_lr_sweep(fig, sweep: dict, lrs, *, diverged: float = 10.0) -> str:
 
 
 def first_step_change(depth: int, alpha: float, x, y, *, lr: float = 1e-3, seed: int = 0) -> float:
-    """How much one Adam step moves the network's output: ||f(w') - f(w)|| / ||f(w)||
-    on inputs ``x`` after one step of learning rate ``lr`` on ``x, y``, computed in float64
-    for ``_branch_scaled_mlp(depth, alpha, seed=seed)``. Adam's first step moves every
-    weight by about ``lr`` (the sign of its gradient), whatever the gradient's size."""
+    """How much one Adam step of learning rate ``lr`` on ``x, y`` moves the output of
+    ``_branch_scaled_mlp(depth, alpha, seed=seed)`` on ``x``: ||f(w') - f(w)|| / ||f(w)||, in
+    float64. Adam's first step moves every weight by about ``lr``, whatever its gradient."""
     alpha = check_float("alpha", alpha, minimum=0.0, maximum=2.0)
     lr = check_float("lr", lr, minimum=0.0, maximum=10.0)
     model = _branch_scaled_mlp(depth, alpha, seed=seed).double()

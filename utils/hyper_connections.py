@@ -1,18 +1,11 @@
 """Hyper-connections: several residual streams mixed on the skip path by an n x n matrix,
 and the doubly stochastic constraint (Sinkhorn) of manifold-constrained hyper-connections.
 
-A hyper-connection layer keeps n copies of the residual stream, ``X`` of shape
-(..., n, d), and computes
-
-    X <- H X + post * F(LN(pre . X))
-
-``H`` (n x n) mixes the streams on the skip path, ``pre`` (all 1/n here) reads the branch's
-input as the streams' average, and ``post`` (all 1 here) adds the branch's write to every
-stream. With n = 1 and H = 1 it is the course's pre-LN residual block. Over L layers the
-skip path multiplies the streams by H_L ... H_1; an unconstrained H that drifts away from
-the identity compounds like any product (notebook 07). A doubly stochastic H (entries >= 0,
-every row and every column summing to 1) keeps the product doubly stochastic, so no stream
-is amplified, and the column sums of 1 make the streams' average an exact residual stream.
+A layer keeps n copies of the stream, X of shape (..., n, d): X <- H X + post * F(LN(pre . X)),
+with ``pre`` the streams' average and ``post`` all 1 here; n = 1, H = 1 is the pre-LN block.
+Over L layers the skip path multiplies by H_L ... H_1, which compounds like any product
+(notebook 07) unless H is doubly stochastic (entries >= 0, rows and columns summing to 1):
+then no stream is amplified and the streams' average is an exact residual stream.
 """
 from __future__ import annotations
 
@@ -31,10 +24,9 @@ _MHC_COLOR = PALETTE[2]  # doubly stochastic (Sinkhorn) hyper-connections
 
 
 def sinkhorn(matrix: torch.Tensor, iterations: int = 20) -> torch.Tensor:
-    """Make a square matrix of positive entries doubly stochastic (Sinkhorn-Knopp):
-    ``iterations`` times, divide every row by its sum, then every column by its sum.
-    Returns a new tensor: the columns sum to 1 exactly, the rows to 1 within a tolerance
-    that shrinks with the iterations."""
+    """A square matrix of positive entries made doubly stochastic (Sinkhorn-Knopp): rows,
+    then columns divided by their sums ``iterations`` times; the columns then sum to 1
+    exactly, the rows within a tolerance that shrinks with the iterations."""
     check_tensor("matrix", matrix, ndim=2, shape_text="(n, n)")
     if matrix.shape[0] != matrix.shape[1] or matrix.shape[0] == 0:
         raise invalid("matrix", "a square (n, n) tensor with n >= 1", matrix)
@@ -50,13 +42,10 @@ def sinkhorn(matrix: torch.Tensor, iterations: int = 20) -> torch.Tensor:
 
 def mixing_matrices(depth: int, streams: int = 4, *, spread: float = 0.2, constrained: bool = False,
                     seed: int = 0) -> list[torch.Tensor]:
-    """``depth`` stream-mixing matrices (float64, ``streams`` x ``streams``), each drawn
-    near the identity, as learning might leave hyper-connections that start there.
-
-    Layer l draws G_l (standard normal). Unconstrained: H_l = I + ``spread`` G_l.
-    Constrained: H_l = sinkhorn(exp(4 I + ``spread`` G_l)), the same perturbation of
-    logits whose softmax-like weights put about 0.95 on the diagonal; the same seed gives
-    the same G_l in both."""
+    """``depth`` stream-mixing matrices (float64, ``streams`` x ``streams``) near the identity,
+    as learning might leave hyper-connections that start there. Layer l draws G_l ~ N(0, 1):
+    H_l = I + ``spread`` G_l, or constrained, sinkhorn(exp(4 I + ``spread`` G_l)) (about 0.95
+    on the diagonal); the same seed gives the same G_l in both."""
     depth = check_int("depth", depth, minimum=1)
     streams = check_int("streams", streams, minimum=1)
     spread = check_float("spread", spread, minimum=0.0, maximum=10.0)
@@ -67,23 +56,18 @@ def mixing_matrices(depth: int, streams: int = 4, *, spread: float = 0.2, constr
                what="the mixing matrices")
     generator = torch.Generator().manual_seed(seed)
     eye = torch.eye(streams, dtype=torch.float64)
-    out = []
-    for _ in range(depth):
-        noise = torch.randn(streams, streams, generator=generator, dtype=torch.float64)
-        out.append(sinkhorn(torch.exp(4 * eye + spread * noise), 50) if constrained else eye + spread * noise)
-    return out
+    noises = (torch.randn(streams, streams, generator=generator, dtype=torch.float64) for _ in range(depth))
+    return [sinkhorn(torch.exp(4 * eye + spread * g), 50) if constrained else eye + spread * g for g in noises]
 
 
 def _check_matrices(matrices, name: str = "matrices") -> list[torch.Tensor]:
     if isinstance(matrices, torch.Tensor) or not isinstance(matrices, (list, tuple)) or not matrices:
         raise invalid(name, "a non-empty list of square tensors (from mixing_matrices)", matrices,
                       error=TypeError)
-    n = None
-    for matrix in matrices:
+    for matrix in matrices:  # the first is checked before the others are compared with it
         check_tensor(name, matrix, ndim=2, shape_text="(n, n)")
-        if matrix.shape[0] != matrix.shape[1] or (n is not None and matrix.shape[0] != n):
+        if matrix.shape[0] != matrix.shape[1] or matrix.shape != matrices[0].shape:
             raise invalid(name, "square tensors all of the same size", matrix)
-        n = matrix.shape[0]
     return list(matrices)
 
 
@@ -92,8 +76,7 @@ def composite_gain(matrices) -> np.ndarray:
     absolute row sum of the product H_l ... H_1 (its infinity norm), for each l. It is
     exactly 1 for every product of doubly stochastic matrices."""
     matrices = _check_matrices(matrices)
-    product = torch.eye(matrices[0].shape[0], dtype=torch.float64)
-    gains = []
+    product, gains = torch.eye(matrices[0].shape[0], dtype=torch.float64), []
     for matrix in matrices:
         product = matrix.double() @ product
         gains.append(float(product.abs().sum(dim=1).max()))
@@ -108,14 +91,9 @@ class _HyperConnectionLayer(nn.Module):
     def __init__(self, mixing: torch.Tensor, d: int):
         super().__init__()
         self.register_buffer("mixing", mixing.detach().clone())
-        self.d = d
         self.block = LayerNormResidualBlock(d, norm="pre")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_tensor("x", x, last_dim=self.d)
-        n = self.mixing.shape[0]
-        if x.ndim < 2 or x.shape[-2] != n:
-            raise invalid("x", f"a tensor of shape (..., {n}, {self.d}): {n} streams of width {self.d}", x)
         write = self.block.branch(self.block.norm(x.mean(dim=-2)))
         return self.mixing.to(x.dtype) @ x + write.unsqueeze(-2)
 
@@ -152,9 +130,8 @@ def draw_composite_gain(fig, gains: dict) -> str:
         plot_log_safe(ax, np.arange(1, values.size + 1), values, color=color, label=str(label))
         notes.append(f"{label}: {values[-1]:.3g} after {values.size} layers")
     ax.axhline(1.0, color="0.4", ls="--", lw=1, label="identity (gain 1)")
-    ax.set_xlabel("layers L")
-    ax.set_ylabel("largest row sum of |H_L ... H_1|")
-    ax.set_title("The skip path's gain: unconstrained mixing compounds, doubly stochastic stays at 1")
+    ax.set(xlabel="layers L", ylabel="largest row sum of |H_L ... H_1|",
+           title="The skip path's gain: unconstrained mixing compounds, doubly stochastic stays at 1")
     log_ticks(ax)
     ax.legend(loc="upper left", fontsize=9)
     return "; ".join(notes)

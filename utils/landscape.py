@@ -1,12 +1,8 @@
-"""Two-dimensional slices of a trained network's loss surface (Li et al. 2018).
-
-The loss of a network is a function of millions of weights; to look at it, Li et al. pick
-two random directions d1, d2 in weight space and plot L(w + a d1 + b d2) around the
-trained weights w. A raw random direction would mean different things for different
-layers (a layer followed by BatchNorm does not care about the scale of its weights), so
-each row of a direction's weight matrix (one output unit: a "filter") is rescaled to the
-norm of the same row of the trained weights: *filter normalisation*. Biases and
-BatchNorm's own parameters are left where they are, as in the paper.
+"""Two-dimensional slices of a trained network's loss surface (Li et al. 2018):
+L(w + a d1 + b d2) around the trained weights w for two random directions d1, d2. A layer
+followed by BatchNorm ignores the scale of its weights, so each row (a "filter") of a
+direction's weight matrix is rescaled to the norm of that row of w: *filter normalisation*.
+Biases and BatchNorm's own parameters stay where they are, as in the paper.
 """
 from __future__ import annotations
 
@@ -61,9 +57,7 @@ def loss_surface(model, x, y, *, span: float = 1.0, points: int = 17, seed: int 
     weights = sum(p.numel() for p in model.parameters())
     check_cost({"points": points}, lambda points: (0.0, 2.0 * points ** 2 * len(x) * weights),
                what=f"{points}x{points} forward passes of the batch x")
-    first = _filter_normalised_direction(model, seed=seed)
-    second = _filter_normalised_direction(model, seed=seed + 1)
-    x, y = torch.as_tensor(x), torch.as_tensor(y)
+    first, second = (_filter_normalised_direction(model, seed=s) for s in (seed, seed + 1))
     parameters = list(model.parameters())
     saved = [p.detach().clone() for p in parameters]
     state, was_training = copy.deepcopy(model.state_dict()), model.training

@@ -1,10 +1,8 @@
 """Lesion studies (Veit, Wilber and Belongie 2016): delete parts of a trained network at
-test time and see how much accuracy survives. A residual block can be deleted and the
-signal still flows along its skip path; a plain layer cannot, its successor then receives
-inputs it never saw in training. The lesioned network is a new module that shares its
-remaining layers (and their weights) with the original, which stays untouched; sharing
-instead of copying keeps a lesion study of hundreds of deletions fast. Use the lesioned
-network for evaluation only: training it would also change the original.
+test time and see how much accuracy survives. A deleted residual block leaves its skip
+path; a deleted plain layer leaves its successor inputs it never saw. A lesioned network
+shares its remaining layers with the untouched original (fast for hundreds of deletions):
+evaluate it only, since training it would also change the original.
 """
 from __future__ import annotations
 
@@ -45,10 +43,12 @@ def _check_indices(name: str, indices, count: int, what: str) -> list[int]:
     return checked
 
 
-def _share(module: nn.Module) -> nn.Module:
-    """A shallow copy of ``module`` whose own list of submodules can be changed freely."""
+def _share(module: nn.Module, part: str) -> nn.Module:
+    """A shallow copy of ``module`` with its own copy of the module list ``part``, whose
+    entries can be replaced without touching the original."""
     clone = copy.copy(module)
     clone._modules = dict(module._modules)
+    setattr(clone, part, nn.ModuleList(getattr(module, part)))
     return clone
 
 
@@ -57,10 +57,8 @@ def delete_blocks(model, blocks) -> MLP:
     identity. For a residual block that keeps the skip path (its input, which is already
     non-negative after a ReLU, passes on unchanged); for a plain block it removes two layers."""
     model = _check_mlp(model)
-    indices = _check_indices("blocks", blocks, len(model.blocks), "block")
-    lesioned = _share(model)
-    lesioned.blocks = nn.ModuleList(model.blocks)
-    for i in indices:
+    lesioned = _share(model, "blocks")
+    for i in _check_indices("blocks", blocks, len(model.blocks), "block"):
         lesioned.blocks[i] = nn.Identity()
     return lesioned
 
@@ -70,15 +68,11 @@ def _delete_layers(model, layers) -> MLP:
     (counted over all blocks, stem and head excluded) replaced by the identity; possible
     because every hidden layer maps width to width."""
     per_block = len(model.blocks[0].layers) if len(model.blocks) else 1
-    indices = _check_indices("layers", layers, per_block * len(model.blocks), "hidden layer")
-    lesioned = _share(model)
-    lesioned.blocks = nn.ModuleList(model.blocks)
-    for i in indices:
+    lesioned = _share(model, "blocks")
+    for i in layers:
         block = lesioned.blocks[i // per_block]
         if block is model.blocks[i // per_block]:  # first deletion in this block: give it its own layer list
-            block = _share(block)
-            block.layers = nn.ModuleList(block.layers)
-            lesioned.blocks[i // per_block] = block
+            block = lesioned.blocks[i // per_block] = _share(block, "layers")
         block.layers[i % per_block] = nn.Identity()
     return lesioned
 
@@ -88,12 +82,10 @@ def single_lesion_accuracies(model, x, y, *, unit: str = "block") -> np.ndarray:
     net, each single hidden layer (``unit="layer"``): one number per deletion."""
     model = _check_mlp(model)
     check_choice("unit", unit, ("block", "layer"))
-    if unit == "block":
-        count, delete = len(model.blocks), delete_blocks
-    else:
-        if model.architecture != "plain":
-            raise ValueError("unit='layer' needs a plain model; use unit='block' for a residual one")
-        count, delete = sum(len(b.layers) for b in model.blocks), _delete_layers
+    if unit == "layer" and model.architecture != "plain":
+        raise ValueError("unit='layer' needs a plain model; use unit='block' for a residual one")
+    count, delete = ((len(model.blocks), delete_blocks) if unit == "block"
+                     else (sum(len(b.layers) for b in model.blocks), _delete_layers))
     return np.array([evaluate(delete(model, [i]), x, y)[1] for i in range(count)])
 
 

@@ -16,7 +16,7 @@ from torch import nn
 
 from .validation import check_cost, check_int, check_tensor, invalid
 
-__all__ = ["crelu", "looks_linear", "LooksLinearMLP", "make_looks_linear_mlp"]
+__all__ = ["crelu", "looks_linear", "make_looks_linear_mlp"]
 
 
 def crelu(x: torch.Tensor) -> torch.Tensor:
@@ -38,27 +38,17 @@ def _orthogonal(rows: int, cols: int, generator: torch.Generator) -> torch.Tenso
     return q if rows >= cols else q.T
 
 
-class LooksLinearMLP(nn.Module):
+class _LooksLinearMLP(nn.Module):
     """stem Linear -> (CReLU, Linear) x (depth - 2) -> CReLU -> head Linear, no skip path,
     no normalisation. See ``make_looks_linear_mlp``."""
 
-    def __init__(self, depth: int, width: int = 64, in_features: int = 64, classes: int = 10):
+    def __init__(self, depth: int, width: int, in_features: int, classes: int):
         super().__init__()
-        depth = check_int("depth", depth, minimum=2)
-        width = check_int("width", width, minimum=1)
-        in_features = check_int("in_features", in_features, minimum=1)
-        classes = check_int("classes", classes, minimum=1)
-        check_cost({"depth": depth, "width": width, "in_features": in_features, "classes": classes},
-                   lambda depth, width, in_features, classes: (
-                       8.0 * (depth * 2 * width * width + (in_features + classes) * 2 * width),
-                       4.0 * (depth * 2 * width * width + (in_features + classes) * 2 * width)),
-                   what="the weights of every layer")
         self.stem = nn.Linear(in_features, width)
         self.hidden = nn.ModuleList(nn.Linear(2 * width, width) for _ in range(depth - 2))
         self.head = nn.Linear(2 * width, classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_tensor("x", x, last_dim=self.stem.in_features)
         h = self.stem(x)
         for layer in self.hidden:
             h = layer(crelu(h))
@@ -66,17 +56,26 @@ class LooksLinearMLP(nn.Module):
 
 
 def make_looks_linear_mlp(depth: int, *, width: int = 64, in_features: int = 64, classes: int = 10,
-                          seed: int = 0) -> LooksLinearMLP:
+                          seed: int = 0) -> nn.Module:
     """A plain MLP of ``depth`` weight layers without skips or normalisation, biases 0:
     an orthogonal stem, CReLU, and every later weight [U, -U] with U orthogonal, so the
     network starts as an orthogonal linear map. Weights come from a private generator
     seeded with ``seed``; the global torch seed is untouched."""
+    depth = check_int("depth", depth, minimum=2)
+    width = check_int("width", width, minimum=1)
+    in_features = check_int("in_features", in_features, minimum=1)
+    classes = check_int("classes", classes, minimum=1)
     seed = check_int("seed", seed, minimum=0)
-    with torch.random.fork_rng(devices=[]):  # torch's default draws are overwritten below
-        model = LooksLinearMLP(depth, width, in_features, classes)
+    check_cost({"depth": depth, "width": width, "in_features": in_features, "classes": classes},
+               lambda depth, width, in_features, classes: (
+                   8.0 * (depth * 2 * width * width + (in_features + classes) * 2 * width),
+                   4.0 * (depth * 2 * width * width + (in_features + classes) * 2 * width)),
+               what="the weights of every layer")
     if in_features > width:
         raise invalid("in_features", f"at most width={width} for an orthogonal stem that keeps lengths",
                       in_features)
+    with torch.random.fork_rng(devices=[]):  # torch's default draws are overwritten below
+        model = _LooksLinearMLP(depth, width, in_features, classes)
     generator = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         model.stem.weight.copy_(_orthogonal(width, in_features, generator))

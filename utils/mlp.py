@@ -1,13 +1,8 @@
-"""Plain and residual multilayer perceptrons whose depth is counted in weight layers,
-as He et al. (2015) count it: a stem layer, blocks of ``block_layers`` layers each, and a
-head. The two architectures have exactly the same layers and parameters; the residual one
-only adds the skip path around every block, so any difference in training is the skip's.
-
-Layer: Linear (no bias) -> BatchNorm -> ReLU. Plain block: its layers in sequence.
-Residual block (the original post-activation ResNet block): ReLU(x + F(x)), where F is
-the same layers without the last ReLU (He et al.'s original block, not the pre-activation
-block of He et al. 2016). Weights are He-normal (fan-in, ReLU gain), which keeps the
-second moment of the forward signal constant from layer to layer in a plain ReLU stack.
+"""Plain and residual MLPs with depth counted in weight layers as He et al. (2015) count it:
+a stem, blocks of ``block_layers`` layers (Linear without bias, BatchNorm, ReLU), a head.
+Both have the same layers and parameters; the residual one only adds the skip path, as the
+original post-activation ResNet block ReLU(x + F(x)), F the layers without the last ReLU.
+He-normal weights keep the forward signal's second moment constant in a plain ReLU stack.
 """
 from __future__ import annotations
 
@@ -18,8 +13,7 @@ from torch import nn
 
 from .validation import check_choice, check_cost, check_int, check_module, check_tensor, invalid
 
-__all__ = ["BatchNormPlainBlock", "BatchNormResidualBlock", "MLP", "make_mlp", "weight_layers",
-           "branch_to_skip_ratios"]
+__all__ = ["BatchNormResidualBlock", "MLP", "make_mlp", "weight_layers", "branch_to_skip_ratios"]
 
 _ARCHITECTURES = ("plain", "residual")
 
@@ -48,12 +42,11 @@ def _layer(width: int) -> list[nn.Module]:
     return [nn.Linear(width, width, bias=False), nn.BatchNorm1d(width), nn.ReLU()]
 
 
-class BatchNormPlainBlock(nn.Module):
+class _BatchNormPlainBlock(nn.Module):
     """``block_layers`` layers (Linear, BatchNorm, ReLU) in sequence, no skip path."""
 
     def __init__(self, width: int, block_layers: int = 2):
         super().__init__()
-        _check_size("plain", block_layers, width, 1, 1, block_layers, minimum_depth=1)
         self.layers = nn.ModuleList(nn.Sequential(*_layer(width)) for _ in range(block_layers))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -82,9 +75,8 @@ class MLP(nn.Module):
                  block_layers: int):
         super().__init__()
         _check_size(architecture, depth, width, in_features, out_features, block_layers)
-        self.architecture = architecture
-        self.depth = depth
-        block = BatchNormResidualBlock if architecture == "residual" else BatchNormPlainBlock
+        self.architecture, self.depth = architecture, depth
+        block = BatchNormResidualBlock if architecture == "residual" else _BatchNormPlainBlock
         self.stem = nn.Sequential(nn.Linear(in_features, width, bias=False), nn.BatchNorm1d(width), nn.ReLU())
         self.blocks = nn.ModuleList(block(width, block_layers) for _ in range((depth - 2) // block_layers))
         self.head = nn.Linear(width, out_features)
@@ -99,16 +91,10 @@ class MLP(nn.Module):
 def make_mlp(architecture: str, depth: int, *, width: int = 64, in_features: int = 64,
              out_features: int = 10, block_layers: int = 2, seed: int | None = None,
              dtype: torch.dtype | None = None) -> MLP:
-    """Build a ``"plain"`` or ``"residual"`` MLP with ``depth`` weight layers: one stem
-    layer, ``(depth - 2) / block_layers`` blocks and one head, He-normal weights, zero
-    biases, BatchNorm after every hidden Linear. With ``seed`` the weights are drawn from
-    a private generator, so plain and residual nets of one seed get identical weights and
-    the global torch seed is untouched. ``dtype`` (default: torch's default dtype) is the
-    precision the weights are drawn in: float64 weights are the same on every CPU, while
-    float32 draws differ in their last bits between math kernels (AVX2 or scalar code),
-    enough to change a deep plain net's exploding gradient by several per cent.
-    """
-    _check_size(architecture, depth, width, in_features, out_features, block_layers)
+    """A ``"plain"`` or ``"residual"`` MLP of ``depth`` weight layers, He-normal weights and
+    zero biases, drawn from a private generator with ``seed`` (plain and residual nets of one
+    seed get identical weights) in ``dtype``: float64 draws are the same on every CPU, float32
+    ones differ in their last bits, enough to move a deep plain net's gradient by per cents."""
     if seed is not None:
         seed = check_int("seed", seed, minimum=0)
     if dtype is not None and not (isinstance(dtype, torch.dtype) and dtype in (torch.float32, torch.float64)):
@@ -134,12 +120,10 @@ def weight_layers(model: MLP) -> int:
 
 @torch.no_grad()
 def branch_to_skip_ratios(model: MLP, x: torch.Tensor) -> list[float]:
-    """For each residual block of ``model``, Var(F(h)) / Var(h): the variance of what the
-    branch adds over the variance of what the skip carries, both over the whole batch ``x``
-    in training mode (BatchNorm with batch statistics, as in the first training step).
-    At initialisation BatchNorm gives every branch variance about 1 while the skip keeps
-    accumulating, so the ratio falls with depth (De and Smith 2020). The model is left as
-    it was (a copy runs the batch, so running statistics are untouched)."""
+    """For each residual block of ``model``, Var(F(h)) / Var(h): what the branch adds over
+    what the skip carries, over the batch ``x`` in training mode. BatchNorm keeps every
+    branch's variance about 1 while the skip accumulates, so the ratio falls with depth (De
+    and Smith 2020). A copy runs the batch: the model's running statistics are untouched."""
     wanted = "a residual utils.mlp.MLP (from make_mlp)"
     check_module("model", model, MLP, what=wanted)
     if model.architecture != "residual":

@@ -1,16 +1,13 @@
-"""Recipes that let very deep residual stacks train without normalisation, tried on one
-model: a residual MLP whose blocks are x + s * F(x), F = Linear -> ReLU -> Linear, with
-no BatchNorm or LayerNorm anywhere, and DeepNorm's constants.
-
-Depth is counted in weight layers as in notebook 06 (a stem layer, (depth - 2) / 2
+"""Recipes that let very deep residual stacks train without normalisation, tried on a
+residual MLP of blocks x + s * F(x), F = Linear -> ReLU -> Linear, no normalisation
+anywhere; and DeepNorm's constants. Depth counts weight layers (a stem, (depth - 2) / 2
 two-layer blocks, a head), so ``depth=56`` has L = 27 residual branches. The recipes:
 
 * ``"default"``: He-normal weights everywhere (the ResNet initialisation), s = 1.
 * ``"scaled"``: every branch multiplied by the fixed constant s = 1/sqrt(L).
 * ``"init-only"``: the last layer of every branch initialised 1/sqrt(L) smaller, s = 1:
-  GPT-2's initialisation-only scaling (Radford et al. 2019 scale the weights of residual
-  layers by 1/sqrt(N) at initialisation), tried here without LayerNorm and under SGD,
-  which is not the setting GPT-2 uses it in.
+  GPT-2's initialisation-only scaling (Radford et al. 2019), here without LayerNorm and
+  under SGD, not the setting GPT-2 uses it in.
 * ``"rezero"``: s is a learnable scalar per branch starting at 0 (ReZero, Bachlechner et
   al. 2020; SkipInit, De and Smith 2020: without normalisation the two coincide).
 * ``"fixup"``: the last layer of every branch and the classifier start at 0, the other
@@ -26,22 +23,22 @@ import numpy as np
 import torch
 from torch import nn
 
+from .blocks import ReZeroBlock
 from .plotting import PALETTE, log_safe, plot_log_safe, log_ticks, use_fixed_margins
-from .validation import (check_choice, check_cost, check_figure, check_float, check_int, check_module, check_tensor,
+from .validation import (check_choice, check_cost, check_figure, check_int, check_module, check_tensor,
                         check_text, invalid)
 
-__all__ = ["RECIPES", "deepnorm_constants", "branches", "NormFreeBlock", "DeepResidualMLP", "build_deep_mlp",
-           "signal_at_init", "draw_losses", "draw_signal", "signal_plot"]
+__all__ = ["RECIPES", "deepnorm_constants", "branches", "build_deep_mlp", "signal_at_init", "draw_losses",
+           "draw_signal", "signal_plot"]
 
 RECIPES = ("default", "scaled", "init-only", "rezero", "fixup")
 
 
 def deepnorm_constants(layers: int) -> tuple[float, float]:
-    """DeepNorm's constants for an encoder-only or a decoder-only model of N = ``layers``
-    layers (Wang et al. 2022): x_{l+1} = LN(alpha * x_l + G(x_l)) with alpha = (2N)^(1/4),
-    and the weights of the feed-forward layers and of the attention's value and output
-    projections (not its query and key projections) initialised beta = (8N)^(-1/4) times
-    smaller. An encoder-decoder model uses other constants. Returns ``(alpha, beta)``."""
+    """DeepNorm's ``(alpha, beta)`` for an encoder- or decoder-only model of N = ``layers``
+    layers (Wang et al. 2022): x_{l+1} = LN(alpha * x_l + G(x_l)), alpha = (2N)^(1/4), with
+    the feed-forward and the attention's value and output weights initialised
+    beta = (8N)^(-1/4) times smaller (an encoder-decoder model uses other constants)."""
     layers = check_int("layers", layers, minimum=1)
     return (2 * layers) ** 0.25, (8 * layers) ** -0.25
 
@@ -54,43 +51,12 @@ def branches(depth: int) -> int:
     return (depth - 2) // 2
 
 
-class NormFreeBlock(nn.Module):
-    """x + s * fc2(ReLU(fc1(x))), no normalisation. ``gain`` is the learnable scalar of
-    ReZero/SkipInit (starts at 0) and of Fixup (starts at 1); ``multiplier`` a fixed s."""
+class _DeepResidualMLP(nn.Module):
+    """stem (Linear, ReLU) -> ``ReZeroBlock(relu=True)`` x L -> head (Linear); see ``build_deep_mlp``."""
 
-    def __init__(self, width: int, *, multiplier: float = 1.0, gain: float | None = None):
+    def __init__(self, stem: nn.Linear, blocks: list[ReZeroBlock], head: nn.Linear, recipe: str):
         super().__init__()
-        width = check_int("width", width, minimum=1)
-        check_cost({"width": width}, lambda width: (8.0 * width * (width + 1), 2.0 * width * (width + 1)),
-                   what="the block's two weight matrices")
-        multiplier = check_float("multiplier", multiplier)
-        gain = None if gain is None else check_float("gain", gain)
-        self.fc1 = nn.Linear(width, width)
-        self.fc2 = nn.Linear(width, width)
-        self.multiplier = multiplier
-        self.gain = None if gain is None else nn.Parameter(torch.tensor(float(gain)))
-
-    def branch(self, x: torch.Tensor) -> torch.Tensor:
-        """What the block adds to its input: s * F(x)."""
-        out = self.multiplier * self.fc2(torch.relu(self.fc1(x)))
-        return out if self.gain is None else self.gain * out
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x + self.branch(x)
-
-
-class DeepResidualMLP(nn.Module):
-    """stem (Linear, ReLU) -> ``NormFreeBlock`` x L -> head (Linear). See ``build_deep_mlp``."""
-
-    def __init__(self, stem: nn.Linear, blocks: list[NormFreeBlock], head: nn.Linear, recipe: str):
-        super().__init__()
-        check_module("stem", stem, nn.Linear, what="a torch.nn.Linear")
-        check_module("head", head, nn.Linear, what="a torch.nn.Linear")
-        if not isinstance(blocks, (list, tuple)) or not all(isinstance(b, NormFreeBlock) for b in blocks):
-            raise invalid("blocks", "a list of NormFreeBlock", blocks, error=TypeError)
-        recipe = check_choice("recipe", recipe, RECIPES)
-        self.stem, self.blocks, self.head = stem, nn.ModuleList(blocks), head
-        self.recipe = recipe
+        self.stem, self.blocks, self.head, self.recipe = stem, nn.ModuleList(blocks), head, recipe
 
     def stream(self, x: torch.Tensor) -> list[torch.Tensor]:
         """The residual stream after the stem and after every block (L + 1 tensors)."""
@@ -104,11 +70,10 @@ class DeepResidualMLP(nn.Module):
 
 
 def build_deep_mlp(depth: int, recipe: str = "default", *, width: int = 64, in_features: int = 64,
-                   classes: int = 10, seed: int = 0) -> DeepResidualMLP:
+                   classes: int = 10, seed: int = 0) -> _DeepResidualMLP:
     """A residual MLP of ``depth`` weight layers without normalisation, initialised with
-    ``recipe`` (one of ``RECIPES``, see the module docstring). Weights are drawn from a
-    private generator seeded with ``seed``, so every recipe starts from the same He-normal
-    draw and the global torch seed is untouched."""
+    ``recipe`` (see the module docstring) from a private generator seeded with ``seed``: every
+    recipe starts from the same He-normal draw, and the global seed is untouched."""
     count = branches(depth)
     recipe = check_choice("recipe", recipe, RECIPES)
     width = check_int("width", width, minimum=1)
@@ -124,10 +89,10 @@ def build_deep_mlp(depth: int, recipe: str = "default", *, width: int = 64, in_f
                what="the weights of every layer")
     generator = torch.Generator().manual_seed(seed)
     multiplier = 1 / math.sqrt(count) if recipe == "scaled" and count else 1.0
-    gain = {"rezero": 0.0, "fixup": 1.0}.get(recipe)
+    alpha = {"rezero": 0.0, "fixup": 1.0}.get(recipe)
     with torch.random.fork_rng(devices=[]):  # the default init draws are overwritten below
         stem = nn.Linear(in_features, width)
-        blocks = [NormFreeBlock(width, multiplier=multiplier, gain=gain) for _ in range(count)]
+        blocks = [ReZeroBlock(width, relu=True, multiplier=multiplier, alpha=alpha) for _ in range(count)]
         head = nn.Linear(width, classes)
     with torch.no_grad():
         for layer, gain_sq in [(stem, 2.0)] + [(fc, 2.0) for b in blocks for fc in (b.fc1, b.fc2)] + [(head, 1.0)]:
@@ -141,20 +106,16 @@ def build_deep_mlp(depth: int, recipe: str = "default", *, width: int = 64, in_f
                 block.fc2.weight.zero_()
         if recipe == "fixup":
             head.weight.zero_()
-    return DeepResidualMLP(stem, blocks, head, recipe)
+    return _DeepResidualMLP(stem, blocks, head, recipe)
 
 
-def signal_at_init(model: DeepResidualMLP, x: torch.Tensor, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Forward and backward signal through the blocks of ``model`` at its current weights.
-
-    Returns ``(forward, backward)``, each of length L + 1: the RMS of the stream after the
-    stem and after every block for input ``x``, and the RMS of the gradient of a fixed
-    random probe of the last stream (sum of stream * r, r ~ N(0, 1) seeded with ``seed``)
-    with respect to each of those streams. The probe bypasses the head, so a recipe that
-    zeroes the classifier (Fixup) still shows how the blocks pass gradients back.
-    Overflowed values come back as inf (never NaN), ready for ``plotting.plot_log_safe``.
-    """
-    check_module("model", model, DeepResidualMLP, what="a DeepResidualMLP from build_deep_mlp")
+def signal_at_init(model: _DeepResidualMLP, x: torch.Tensor, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``(forward, backward)``, L + 1 values each: the RMS of the stream after the stem and
+    every block for input ``x``, and of the gradient of a random probe of the last stream
+    (sum of stream * r, r ~ N(0, 1) from ``seed``) for each stream. The probe bypasses the
+    head, so Fixup's zeroed classifier still shows how the blocks pass gradients back.
+    Overflow comes back as inf (never NaN), ready for ``plotting.plot_log_safe``."""
+    check_module("model", model, _DeepResidualMLP, what="a model from build_deep_mlp")
     check_tensor("x", x, ndim=2, last_dim=model.stem.in_features, shape_text=f"(n, {model.stem.in_features})")
     seed = check_int("seed", seed, minimum=0)
     states = model.stream(x)
@@ -162,12 +123,10 @@ def signal_at_init(model: DeepResidualMLP, x: torch.Tensor, *, seed: int = 0) ->
         state.retain_grad()
     probe = torch.randn(states[-1].shape, generator=torch.Generator().manual_seed(seed))
     (states[-1] * probe).sum().backward()
-    rms = lambda t: float(t.detach().double().pow(2).mean().sqrt()) if t is not None else float("nan")
-    forward = np.array([rms(s) for s in states])
-    backward = np.array([rms(s.grad) for s in states])
     model.zero_grad(set_to_none=True)
-    overflowed = lambda a: np.where(np.isfinite(a), a, np.inf)
-    return overflowed(forward), overflowed(backward)
+    rms = lambda t: float(t.detach().double().pow(2).mean().sqrt()) if t is not None else float("nan")
+    forward, backward = (np.array([rms(t) for t in ts]) for ts in (states, [s.grad for s in states]))
+    return tuple(np.where(np.isfinite(a), a, np.inf) for a in (forward, backward))
 
 
 # Not the plain colour, and not green: the course's diagrams draw the residual branch F in green.
@@ -175,8 +134,8 @@ _RECIPE_COLORS = {"default": PALETTE[6], "scaled": PALETTE[5], "init-only": PALE
                  "fixup": PALETTE[4]}
 
 
-def _losses(name: str, losses) -> np.ndarray:
-    """A run's losses as a float64 array: a non-empty list of numbers (the last may be NaN or inf)."""
+def _check_losses(name: str, losses) -> None:
+    """A run's losses must be a non-empty list of numbers (the last may be NaN or inf)."""
     if isinstance(losses, (str, bytes)) or not isinstance(losses, (list, tuple, np.ndarray)):
         raise invalid(name, "a list of losses (numbers)", losses, error=TypeError)
     try:
@@ -185,16 +144,13 @@ def _losses(name: str, losses) -> np.ndarray:
         raise invalid(name, "a list of losses (numbers)", losses, error=TypeError) from None
     if values.ndim != 1 or values.size == 0:
         raise invalid(name, "a non-empty list of numbers", values)
-    return values
 
 
 def _plot_losses(ax, losses, *, color: str, label: str) -> str:
-    """Draw a training-loss curve on a log axis. A run that ended in NaN or inf keeps its
-    finite part, and its last step gets an open triangle at the top edge of the axes,
-    annotated with what happened ("NaN at step 2"), instead of vanishing or being drawn at
-    an invented value. Returns a short note: the last loss, or the step at which the run
-    blew up."""
-    values = _losses("losses", losses)
+    """Draw a training-loss curve on a log axis; a run that ended in NaN or inf keeps its
+    finite part and an annotated open triangle at the top edge at its last step, rather
+    than vanishing or being drawn at an invented value. Returns a note on how it ended."""
+    values = np.asarray(losses, dtype=np.float64)
     steps = np.arange(1, values.size + 1)
     finite = np.isfinite(values)
     ax.plot(steps[finite], values[finite], color=color, label=label, marker="." if values.size < 20 else None)
@@ -213,25 +169,22 @@ def _plot_losses(ax, losses, *, color: str, label: str) -> str:
 
 
 def draw_losses(fig, histories: dict) -> str:
-    """Training-loss curves of several recipes, one run each (recipe -> list of losses), on log axes:
-    on the left every run, a run that ended in NaN or inf marked at the top edge at the
-    step it did; on the right a close-up of the runs that stayed finite. The loss axis
-    spans the finite losses, so a diverged run cannot flatten the others. Returns which
-    runs stayed finite and which did not: the coarse outcome that every CPU reproduces
-    (a trained run's last loss, and the step at which a run overflows, are chaotic)."""
+    """Training-loss curves (recipe -> list of losses, one run each) on log axes: every run
+    on the left (one that ended in NaN or inf marked at the top edge), a close-up of the
+    finite ones on the right. Returns which runs stayed finite: the coarse outcome every
+    CPU reproduces (a trained run's last loss and the step a run overflows are chaotic)."""
     check_figure("fig", fig)
     if not isinstance(histories, dict) or not histories:
         raise invalid("histories", "a non-empty dict mapping a recipe name to its losses", histories,
                       error=TypeError)
     for name, losses in histories.items():
         check_text("histories' keys", name)
-        _losses(f"histories[{name!r}]", losses)
+        _check_losses(f"histories[{name!r}]", losses)
     everything, finite = fig.subplots(1, 2)
-    for name, losses in histories.items():
-        _plot_losses(everything, losses, color=_RECIPE_COLORS.get(name, PALETTE[5]), label=name)
     trained = {name: losses for name, losses in histories.items() if np.isfinite(losses).all()}
-    for name, losses in trained.items():
-        _plot_losses(finite, losses, color=_RECIPE_COLORS.get(name, PALETTE[5]), label=name)
+    for ax, runs in ((everything, histories), (finite, trained)):
+        for name, losses in runs.items():
+            _plot_losses(ax, losses, color=_RECIPE_COLORS.get(name, PALETTE[5]), label=name)
     if not trained:
         finite.text(0.5, 0.5, "no run stayed finite", ha="center", va="center", transform=finite.transAxes)
     values = np.concatenate([np.asarray(v, dtype=np.float64) for v in histories.values()])
@@ -243,8 +196,7 @@ def draw_losses(fig, histories: dict) -> str:
     everything.set_title(f"One run per recipe: {blown} of {len(histories)} ended in {' or '.join(ends) or 'NaN'}")
     finite.set_title("Close-up: the runs that stayed finite")
     for ax in (everything, finite):
-        ax.set_xlabel("training step")
-        ax.set_ylabel("training loss (cross-entropy)")
+        ax.set(xlabel="training step", ylabel="training loss (cross-entropy)")
         if ax.get_yscale() == "log":
             log_ticks(ax, max_ticks=8, exponent_labels=True)
     everything.legend(loc="upper right", fontsize=11)
@@ -261,8 +213,6 @@ _SIGNALS_KEPT = 256
 def _signal(recipe: str, depth: int, x: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
     """``signal_at_init`` of a fresh ``build_deep_mlp(depth, recipe)``, remembered per
     setting and input batch, so a slider moved back redraws without rebuilding the model."""
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"x must be the input batch, a tensor of shape (n, 64), got {type(x).__name__}")
     key = (recipe, depth, tuple(x.shape), hash(x.detach().cpu().numpy().tobytes()))
     if key not in _SIGNALS:
         if len(_SIGNALS) >= _SIGNALS_KEPT:
@@ -274,10 +224,9 @@ def _signal(recipe: str, depth: int, x: torch.Tensor) -> tuple[np.ndarray, np.nd
 
 
 def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x=None) -> str:
-    """The widget picture: forward RMS of the stream and backward RMS of the gradient
-    through every block of a fresh ``build_deep_mlp(depth, recipe)``, on log axes with
-    overflow marked, for the inputs ``x`` (notebook 11's batch, the first 64 training
-    digits, if None). Returns a one-line summary."""
+    """The widget picture: ``signal_at_init`` of a fresh ``build_deep_mlp(depth, recipe)`` on
+    log axes, overflow marked, for the inputs ``x`` (None: the first 64 training digits,
+    notebook 11's batch). Returns a summary."""
     check_figure("fig", fig)
     check_choice("recipe", recipe, RECIPES)
     branches(depth)
@@ -294,11 +243,8 @@ def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x=None) -> str
                               label="backward: RMS of the gradient")
     shown = np.concatenate([log_safe(forward)[0], log_safe(backward)[0]])
     ax.set_ylim(np.nanmin(shown) / 10, np.nanmax(shown) * 10)  # at least two labelled decades
-    # Plain-text tick labels in one format (1e+06) instead of mathtext (10^6), no minor
-    # ticks: several times faster to render, which keeps the widget inside its time budget.
-    log_ticks(ax, max_ticks=8, exponent_labels=True)
-    ax.set_xlabel("after block (0 = stem)")
-    ax.set_ylabel("root mean square")
+    log_ticks(ax, max_ticks=8, exponent_labels=True)  # plain-text labels render faster
+    ax.set(xlabel="after block (0 = stem)", ylabel="root mean square")
     ax.legend(loc="lower center", fontsize=10)  # a fixed place: "best" is slow to compute
     finding = ("the signal overflows" if over_f or over_b
                else f"stream x{forward[-1] / forward[0]:.2g}, gradient x{backward[0] / backward[-1]:.2g}")
@@ -317,9 +263,8 @@ def _first_digits() -> torch.Tensor:
 
 
 def signal_plot(recipe: str = "default", depth: int = 56):
-    """Notebook 11's live plot: the recipe and the depth (2 to 1000 weight layers, redrawn
-    on release), redrawing ``draw_signal`` for the first 64 training digits; its static
-    widget offers every recipe at depths 2 to 1000 log-spaced."""
+    """Notebook 11's live plot of ``draw_signal``: the recipe and the depth (2 to 1000 weight
+    layers; the static widget offers them log-spaced)."""
     import ipywidgets as widgets
 
     from .widgets import LivePlot, slider

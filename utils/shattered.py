@@ -64,16 +64,13 @@ def input_gradient_curve(architecture: str, depth: int, *, width: int = 200, n_i
                lambda n_inputs, depth, width: (8.0 * depth * width * (width + 4 * min(n_inputs, 4096)),
                                                4.0 * n_inputs * depth * width * width),
                what="the weights, the activations and the input gradient")
-    # float64: the gradient of a deep plain net grows by orders of magnitude, and in float32 its
-    # rounding errors, which differ between CPUs and math libraries, would reach the printed digits.
+    # float64: float32 rounding, which differs between CPUs, would reach the printed digits.
     model = make_mlp(architecture, depth, width=width, in_features=1, out_features=1,
                      block_layers=block_layers, seed=seed, dtype=torch.float64)
     model.requires_grad_(False)  # only dy/dx is wanted: backward then skips every weight gradient
     x = torch.linspace(low, high, n_inputs, dtype=torch.float64).unsqueeze(1)
     _freeze_batch_statistics(model, x)
-    # In eval mode each output depends on its own input only, so the inputs can go through in
-    # chunks: same gradients, and the autograd graph (chunk x depth activations) stays small
-    # for deep nets, while shallow ones take a single fast pass.
+    # In eval mode each output depends on its own input only: chunks keep a deep net's graph small.
     rows = max(16, min(n_inputs, 4096 // depth))
     gradients = []
     for chunk in x.split(rows):
@@ -93,22 +90,17 @@ def gradient_autocorrelation(architecture: str, depth: int, *, seeds=(0, 1, 2, 3
 
 @lru_cache(maxsize=256)
 def _cached_curve(architecture: str, depth: int, block_layers: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``input_gradient_curve`` remembered per setting (a few kB each), so a widget slider
-    that returns to a depth redraws without recomputing; read-only so no caller can
-    change what the next one gets."""
+    """``input_gradient_curve`` remembered per setting (a few kB each) for the widget;
+    read-only, so no caller can change what the next one gets."""
     x, grad = input_gradient_curve(architecture, depth, block_layers=block_layers, seed=seed)
-    x.flags.writeable = False
-    grad.flags.writeable = False
+    x.flags.writeable = grad.flags.writeable = False
     return x, grad
 
 
 def draw_gradient_curves(fig, *, depth: int = 18, block_layers: int = 2, seed: int = 0) -> str:
-    """Draw dy/dx against x for a plain (top) and a residual (bottom) network of ``depth``
-    weight layers with the same weights, and return their lag-1 autocorrelations as text.
-    The function behind the notebook's depth widget. Each curve is divided by its own
-    largest |dy/dx| (printed beside it), because only its shape matters here, and the two
-    sizes differ by orders of magnitude. Kept fast for the widget: curves are cached per
-    setting, and one panel with fixed margins and few ticks is drawn."""
+    """The depth widget's picture: dy/dx against x for a plain (top) and a residual (bottom)
+    network of ``depth`` weight layers with the same weights, each divided by its own largest
+    |dy/dx| (only the shape matters); returns their lag-1 autocorrelations as text."""
     from .plotting import PLAIN_COLOR, RESIDUAL_COLOR, use_fixed_margins  # plotting sets the house style
 
     check_figure("fig", fig)
@@ -132,8 +124,7 @@ def draw_gradient_curves(fig, *, depth: int = 18, block_layers: int = 2, seed: i
     ax.set_ylim(-2.45, 2.8)
     ax.set_yticks([])  # each curve has its own scale, so a shared y axis would mislead
     ax.set_xticks(np.linspace(x[0], x[-1], 5))
-    ax.set_xlabel("input x")
-    ax.set_ylabel("dy/dx, scaled per curve")
+    ax.set(xlabel="input x", ylabel="dy/dx, scaled per curve")
     # A fixed title height skips matplotlib's search for a free spot above the axes.
     ax.set_title(f"Input gradient at depth {depth} ({'one' if block_layers == 1 else 'two'}-layer blocks)", y=1.0)
     return "\n".join(lines)

@@ -1,13 +1,10 @@
 """Train a classifier briefly and evaluate it: the one training loop of the course.
 
-Plain SGD with momentum on full tensors held in memory (no DataLoader: the data are tiny
-and a loop over index slices is several times faster on a CPU). The update is written out
-(``_sgd_step``, the same arithmetic as ``torch.optim.SGD``: 200 steps give bit-identical losses)
-because the first ``torch.optim`` step imports ``torch._dynamo``: measured with farm-bench
-(torch 2.13, 5 runs, medians), one ``torch.optim.SGD`` step costs a process 1.6 CPU seconds
-and 74 MiB more peak memory than none, and 200 steps of 08's residual-20 MLP 1.8 s and 68 MiB
-(a kernel of 08, 09 or 11 would pay that once). A run that diverges is a result to show,
-not a crash: the loop stops at the first non-finite loss and records it.
+SGD with momentum on full tensors in memory (no DataLoader: the data are tiny). The update
+is written out (``_sgd_step``, the arithmetic of ``torch.optim.SGD``: bit-identical losses)
+because torch.optim's first step imports ``torch._dynamo``: measured with farm-bench (torch
+2.13, medians of 5), 1.6 CPU seconds and 74 MiB more peak memory per process. A run that
+diverges is a result to show, not a crash: the loop stops at the first non-finite loss.
 """
 from __future__ import annotations
 
@@ -37,10 +34,6 @@ def _as_data(model: nn.Module, x, y) -> tuple[torch.Tensor, torch.Tensor]:
         raise invalid("x", f"a {first.weight.dtype} tensor with {first.in_features} features per example, "
                       "as model's first layer takes", x)
     return x, y
-
-
-def _check_model(model) -> nn.Module:
-    return check_module("model", model)
 
 
 @torch.no_grad()
@@ -85,17 +78,11 @@ def _adam_run(model: nn.Module, loss_at, steps: int, lr: float) -> list[float]:
 
 def train(model, x, y, *, steps: int = 200, lr: float = 0.05, momentum: float = 0.9,
           batch_size: int = 128, seed: int = 0, progress=None) -> list[float]:
-    """Train ``model`` in place with cross-entropy and SGD with momentum; return the
-    training loss of every step (the mini-batch loss before that step's update).
-
-    Mini-batches are drawn without replacement from a shuffled order that is reshuffled
-    when fewer than ``batch_size`` examples remain; the order depends only on ``seed``
-    (a private generator, so the global torch seed is untouched). If the loss becomes
-    NaN or infinite the run stops there, and that value is the last entry of the list.
-    ``progress`` (a ``utils.progress.progress_bar``) is advanced once per step, and by the
-    steps left over when a run stops early, so a bar shared by several runs ends full.
-    """
-    model = _check_model(model)
+    """Train ``model`` in place with cross-entropy and SGD with momentum; return every step's
+    mini-batch loss (before its update), up to the first NaN or inf. Batches come without
+    replacement from an order drawn from ``seed`` (not the global seed). ``progress`` (a
+    ``utils.progress.progress_bar``) advances per step, and by the steps left if a run stops."""
+    check_module("model", model)
     x, y = _as_data(model, x, y)
     steps = check_int("steps", steps, minimum=1)
     lr = check_float("lr", lr, minimum=0.0)
@@ -113,21 +100,18 @@ def train(model, x, y, *, steps: int = 200, lr: float = 0.05, momentum: float = 
     generator = torch.Generator().manual_seed(seed)
     parameters = [p for p in model.parameters() if p.requires_grad]
     buffers = [None] * len(parameters)
-    loss_fn = nn.CrossEntropyLoss()
     model.train()
     losses: list[float] = []
-    order = torch.randperm(len(x), generator=generator)
-    position = 0
+    position = len(x)  # no order yet: the first step draws one
     for step in range(steps):
         if position + batch_size > len(x):
             order = torch.randperm(len(x), generator=generator)
             position = 0
         index = order[position:position + batch_size]
         position += batch_size
-        loss = loss_fn(model(x[index]), y[index])
-        value = float(loss.detach())
-        losses.append(value)
-        if not math.isfinite(value):
+        loss = nn.functional.cross_entropy(model(x[index]), y[index])
+        losses.append(float(loss.detach()))
+        if not math.isfinite(losses[-1]):
             if progress is not None:
                 progress.update(steps - step)
             break
@@ -144,7 +128,7 @@ def evaluate(model, x, y) -> tuple[float, float]:
     """Return ``(mean cross-entropy loss, accuracy)`` of ``model`` on all of ``x, y``, in
     eval mode (BatchNorm uses its running statistics) and without building a graph. The
     model's previous train/eval mode is restored afterwards."""
-    model = _check_model(model)
+    check_module("model", model)
     x, y = _as_data(model, x, y)
     was_training = model.training
     model.eval()
@@ -158,12 +142,10 @@ def evaluate(model, x, y) -> tuple[float, float]:
 
 
 def weight_gradient_norms(model, x, y) -> list[float]:
-    """Norm of the cross-entropy loss's gradient with respect to the weight of every
-    Linear layer of ``model``, from input to output, for one batch ``x, y`` in training
-    mode (BatchNorm with batch statistics, as in the first training step). Shows at a
-    glance whether gradients vanish or explode on their way back to the first layer.
-    The model's gradients are cleared afterwards and its mode is restored."""
-    model = _check_model(model)
+    """Norm of the cross-entropy's gradient for the weight of every Linear layer of
+    ``model``, input to output, on one batch in training mode (BatchNorm's batch statistics):
+    do gradients vanish or explode on the way back? Gradients are cleared, the mode kept."""
+    check_module("model", model)
     linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
     if not linears:
         raise invalid("model", "a network with at least one torch.nn.Linear layer", model)

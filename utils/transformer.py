@@ -1,17 +1,15 @@
 """A small transformer block built from the course's own pieces, its residual stream made
 visible, and the pre-LN against post-LN gradient measurement of notebook 10.
 
-A transformer block has two residual connections: one around self-attention and one
-around the feed-forward network (FFN). The FFN sublayer *is* the course's
-``utils.blocks.LayerNormResidualBlock``; the attention sublayer is wrapped the same way:
+A block has two residual connections, around self-attention and around the feed-forward
+network (FFN, the course's ``blocks.LayerNormResidualBlock``), both placed the same way:
 
 * pre-LN:  x <- x + Attn(LN(x)),       x <- x + FFN(LN(x))
 * post-LN: x <- LN(x + Attn(x)),       x <- LN(x + FFN(x))
 * peri-LN: x <- x + LN(Attn(LN(x))),   x <- x + LN(FFN(LN(x)))   (Kim et al. 2025)
 
-The running x is the *residual stream*: every sublayer reads it and adds a *write* to it.
-Two options of current models: RMSNorm (a LayerNorm that only rescales) in place of every
-LayerNorm, and QK-norm (each head's queries and keys normalised before their dot products).
+The running x is the *residual stream*: every sublayer reads it and adds a *write*. Options
+of current models: RMSNorm (only rescales) for LayerNorm, QK-norm (queries and keys normalised).
 """
 from __future__ import annotations
 
@@ -25,11 +23,11 @@ from .blocks import NORM_POSITIONS, LayerNormResidualBlock
 from .validation import (check_array, check_bool, check_choice, check_cost, check_figure, check_float, check_int,
                          check_tensor, check_text, invalid)
 
-PLACEMENTS = NORM_POSITIONS + ("peri",)  # where a transformer block's normalisations sit
+_PLACEMENTS = NORM_POSITIONS + ("peri",)  # where a transformer block's normalisations sit
 
-__all__ = ["PLACEMENTS", "SelfAttention", "AttentionSublayer", "FeedForwardSublayer", "TransformerBlock",
-           "TinyTransformer", "residual_stream", "attention_logits", "adam_steps", "last_block_gradient",
-           "stream_growth", "draw_stream", "draw_gradient_vs_depth", "draw_variance"]
+__all__ = ["TransformerBlock", "TinyTransformer", "residual_stream", "attention_logits",
+           "adam_steps", "last_block_gradient", "stream_growth", "draw_stream",
+           "draw_gradient_vs_depth", "draw_variance"]
 
 
 def _block_numbers(d: int) -> int:
@@ -52,74 +50,73 @@ def _check_stream(x, d: int) -> torch.Tensor:
     return check_tensor("x", x, ndim=3, last_dim=d, shape_text=f"(batch, tokens, {d})")
 
 
+def _check_model_input(model, x) -> torch.Tensor:
+    if not isinstance(model, TinyTransformer):
+        raise invalid("model", "a TinyTransformer", model, error=TypeError)
+    return _check_stream(x, model.d)
+
+
 def _normalisation(d: int, rms_norm: bool) -> nn.Module:
     """RMSNorm divides by the root mean square only; LayerNorm also subtracts the mean."""
     return nn.RMSNorm(d) if rms_norm else nn.LayerNorm(d)
 
 
-class SelfAttention(nn.Module):
-    """Multi-head self-attention: every token mixes in the others' values, weighted by
-    softmax(q.k / sqrt(d_head)). One Linear makes q, k and v; one Linear projects back.
-    With ``qk_norm`` each head's q and k are normalised (LayerNorm, or RMSNorm with
-    ``rms_norm``) first, so no logit can exceed sqrt(d_head) times the norms' gains."""
+class _SelfAttention(nn.Module):
+    """Multi-head self-attention: each token mixes in the values, weighted by softmax(q.k /
+    sqrt(d_head)). ``qk_norm`` normalises each head's q and k first (RMSNorm with
+    ``rms_norm``), so no logit can exceed sqrt(d_head) times the norms' gains."""
 
-    def __init__(self, d: int, heads: int, *, qk_norm: bool = False, rms_norm: bool = False):
+    def __init__(self, d: int, heads: int, *, qk_norm: bool, rms_norm: bool):
         super().__init__()
-        self.d, self.heads = _check_width_and_heads(d, heads)
-        qk_norm, rms_norm = check_bool("qk_norm", qk_norm), check_bool("rms_norm", rms_norm)
-        self.qkv = nn.Linear(self.d, 3 * self.d)
-        self.proj = nn.Linear(self.d, self.d)
-        head = self.d // self.heads
-        self.q_norm, self.k_norm = ((_normalisation(head, rms_norm), _normalisation(head, rms_norm)) if qk_norm
-                                    else (nn.Identity(), nn.Identity()))
+        self.d, self.heads = d, heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        norms = [_normalisation(d // heads, rms_norm) if qk_norm else nn.Identity() for _ in "qk"]
+        self.q_norm, self.k_norm = norms
 
-    def _heads(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _logits_and_values(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         batch, tokens, d = x.shape
         q, k, v = self.qkv(x).view(batch, tokens, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        return self.q_norm(q), self.k_norm(k), v
+        return self.q_norm(q) @ self.k_norm(k).transpose(-2, -1) / math.sqrt(d // self.heads), v
 
     def logits(self, x: torch.Tensor) -> torch.Tensor:
         """The attention logits q.k / sqrt(d_head), shape (batch, heads, tokens, tokens)."""
-        q, k, _ = self._heads(x)
-        return q @ k.transpose(-2, -1) / math.sqrt(self.d // self.heads)
+        return self._logits_and_values(x)[0]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        batch, tokens, d = x.shape
-        q, k, v = self._heads(x)
-        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d // self.heads), dim=-1)
-        mixed = (weights @ v).transpose(1, 2).reshape(batch, tokens, d)
-        return self.proj(mixed)
+        logits, v = self._logits_and_values(x)
+        return self.proj((torch.softmax(logits, dim=-1) @ v).transpose(1, 2).reshape(x.shape))
 
 
-class AttentionSublayer(nn.Module):
-    """Self-attention wrapped like ``LayerNormResidualBlock``: x + Attn(LN(x)) (pre), LN(x + Attn(x))
-    (post) or x + LN(Attn(LN(x))) (peri); ``rms_norm`` and ``qk_norm`` as in ``SelfAttention``."""
-
-    def __init__(self, d: int, heads: int, norm: str = "pre", *, rms_norm: bool = False, qk_norm: bool = False):
-        super().__init__()
-        d, heads = _check_width_and_heads(d, heads)
-        self.norm_position = check_choice("norm", norm, PLACEMENTS)
-        rms_norm = check_bool("rms_norm", rms_norm)
-        self.norm = _normalisation(d, rms_norm)
-        self.attention = SelfAttention(d, heads, qk_norm=qk_norm, rms_norm=rms_norm)
-        self.out_norm = _normalisation(d, rms_norm) if norm == "peri" else nn.Identity()
-
-    def write(self, x: torch.Tensor) -> torch.Tensor:
-        """What this sublayer adds to the stream (before post-LN's normalisation)."""
-        return self.out_norm(self.attention(x if self.norm_position == "post" else self.norm(x)))
+class _Sublayer:
+    """The residual connection of both sublayers: x + write(x), normalised after for post-LN."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = x + self.write(x)
         return self.norm(out) if self.norm_position == "post" else out
 
 
-class FeedForwardSublayer(LayerNormResidualBlock):
-    """The course's ``LayerNormResidualBlock`` (4d hidden, GELU) as a transformer's FFN sublayer, with
-    the same three placements and ``rms_norm`` option as ``AttentionSublayer``."""
+class _AttentionSublayer(_Sublayer, nn.Module):
+    """Self-attention wrapped like ``LayerNormResidualBlock``: x + Attn(LN(x)) (pre), LN(x + Attn(x))
+    (post) or x + LN(Attn(LN(x))) (peri); ``rms_norm`` and ``qk_norm`` as in ``_SelfAttention``."""
 
-    def __init__(self, d: int, norm: str = "pre", *, rms_norm: bool = False):
-        norm = check_choice("norm", norm, PLACEMENTS)
-        rms_norm = check_bool("rms_norm", rms_norm)
+    def __init__(self, d: int, heads: int, norm: str, *, rms_norm: bool, qk_norm: bool):
+        super().__init__()
+        self.norm_position = norm
+        self.norm = _normalisation(d, rms_norm)
+        self.attention = _SelfAttention(d, heads, qk_norm=qk_norm, rms_norm=rms_norm)
+        self.out_norm = _normalisation(d, rms_norm) if norm == "peri" else nn.Identity()
+
+    def write(self, x: torch.Tensor) -> torch.Tensor:
+        """What this sublayer adds to the stream (before post-LN's normalisation)."""
+        return self.out_norm(self.attention(x if self.norm_position == "post" else self.norm(x)))
+
+
+class _FeedForwardSublayer(_Sublayer, LayerNormResidualBlock):
+    """The course's ``LayerNormResidualBlock`` (4d hidden, GELU) as a transformer's FFN sublayer, with
+    the same three placements and ``rms_norm`` option as ``_AttentionSublayer``."""
+
+    def __init__(self, d: int, norm: str, *, rms_norm: bool):
         super().__init__(d, norm="post" if norm == "post" else "pre")
         self.norm_position = norm
         if rms_norm:
@@ -130,25 +127,19 @@ class FeedForwardSublayer(LayerNormResidualBlock):
         """What this sublayer adds to the stream: s F(LN(x)), s F(x) (post) or LN(s F(LN(x))) (peri)."""
         return self.out_norm(self.scale * self.branch(x if self.norm_position == "post" else self.norm(x)))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out = x + self.write(x)
-        return self.norm(out) if self.norm_position == "post" else out
-
 
 class TransformerBlock(nn.Module):
-    """One transformer block of width ``d``: an attention sublayer with ``heads`` heads,
-    then the course's ``LayerNormResidualBlock`` as the feed-forward sublayer (4d hidden, GELU),
-    both with the placement ``norm`` ("pre", "post" or "peri"), RMSNorm instead of
-    LayerNorm with ``rms_norm``, QK-norm with ``qk_norm``. Input and output have shape
-    (batch, tokens, d)."""
+    """One transformer block on (batch, tokens, ``d``): attention with ``heads`` heads, then
+    the course's ``LayerNormResidualBlock`` as the FFN, both placed ``norm`` ("pre", "post"
+    or "peri"), with RMSNorm for LayerNorm (``rms_norm``) and QK-norm (``qk_norm``)."""
 
     def __init__(self, d: int, heads: int, norm: str = "pre", *, rms_norm: bool = False, qk_norm: bool = False):
         super().__init__()
-        d, heads = _check_width_and_heads(d, heads)
-        check_choice("norm", norm, PLACEMENTS)
-        self.d = d
-        self.attention = AttentionSublayer(d, heads, norm, rms_norm=rms_norm, qk_norm=qk_norm)
-        self.ffn = FeedForwardSublayer(d, norm, rms_norm=rms_norm)
+        self.d, heads = _check_width_and_heads(d, heads)
+        norm = check_choice("norm", norm, _PLACEMENTS)
+        rms_norm, qk_norm = check_bool("rms_norm", rms_norm), check_bool("qk_norm", qk_norm)
+        self.attention = _AttentionSublayer(self.d, heads, norm, rms_norm=rms_norm, qk_norm=qk_norm)
+        self.ffn = _FeedForwardSublayer(self.d, norm, rms_norm=rms_norm)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_stream(x, self.d)
@@ -156,22 +147,17 @@ class TransformerBlock(nn.Module):
 
 
 class TinyTransformer(nn.Module):
-    """``depth`` transformer blocks (``TransformerBlock``'s options), then a LayerNorm (or
-    RMSNorm; pre-LN and peri-LN only: post-LN blocks already end in one) and a fixed random
-    readout to ``classes`` logits per token.
-
-    Weights are Xavier-normal with zero biases, the initialisation Xiong et al. (2020)
-    analyse; the seed makes a build reproducible without touching the global torch seed.
-    The readout is a buffer, not a parameter, and every placement hands it a normalised
-    stream, so a loss on the logits means the same thing for pre-LN, post-LN and peri-LN.
-    """
+    """``depth`` transformer blocks (``TransformerBlock``'s options), a final LayerNorm or
+    RMSNorm (post-LN blocks already end in one) and a fixed random readout (a buffer) to
+    ``classes`` logits per token, so a loss means the same for every placement. Xavier-normal
+    weights, zero biases (Xiong et al. 2020), drawn from ``seed``, not the global seed."""
 
     def __init__(self, depth: int, d: int = 64, heads: int = 4, norm: str = "pre", classes: int = 16,
                  seed: int = 0, *, rms_norm: bool = False, qk_norm: bool = False):
         super().__init__()
         depth = check_int("depth", depth, minimum=1)
         d, heads = _check_width_and_heads(d, heads)
-        norm = check_choice("norm", norm, PLACEMENTS)
+        norm = check_choice("norm", norm, _PLACEMENTS)
         rms_norm, qk_norm = check_bool("rms_norm", rms_norm), check_bool("qk_norm", qk_norm)
         classes = check_int("classes", classes, minimum=2)
         seed = check_int("seed", seed, minimum=0)
@@ -202,30 +188,20 @@ class TinyTransformer(nn.Module):
 
 @torch.no_grad()
 def residual_stream(model: TinyTransformer, x: torch.Tensor) -> dict:
-    """Follow the residual stream through ``model`` on input ``x``.
-
-    Returns a dict of lists with one entry per sublayer (attention of block 1, FFN of
-    block 1, attention of block 2, ...): ``"sublayer"`` names it, ``"stream"`` is the
-    RMS of the stream it reads, ``"write"`` the RMS of what it adds, ``"ratio"``
-    write/stream, and ``"peak"`` the stream's largest |entry| over its median |entry|
-    (the measure of "massive activations"; about 5.6 for 4096 Gaussian numbers);
-    ``"final"`` and ``"final_peak"`` are the same for the stream leaving the last block.
-    RMS is the root mean square over all numbers, i.e. a vector's norm divided by sqrt(d).
-    """
-    if not isinstance(model, TinyTransformer):
-        raise invalid("model", "a TinyTransformer", model, error=TypeError)
-    x = _check_stream(x, model.d)
+    """Follow the residual stream through ``model`` on input ``x``: a dict of lists, one
+    entry per sublayer (attention 1, FFN 1, attention 2, ...): its ``"sublayer"`` name, the
+    RMS of the ``"stream"`` it reads and of the ``"write"`` it adds, their ``"ratio"``, and the
+    stream's ``"peak"``, largest over median |entry| (massive activations; about 5.6 for 4096
+    Gaussian numbers); ``"final"`` and ``"final_peak"`` for the stream leaving the last block."""
+    x = _check_model_input(model, x)
     rms = lambda t: float(t.pow(2).mean().sqrt())
     peak = lambda t: float(t.abs().max() / t.abs().median())
     out = {"sublayer": [], "stream": [], "write": [], "ratio": [], "peak": []}
     for index, block in enumerate(model.blocks, start=1):
         for name, sublayer in (("attention", block.attention), ("FFN", block.ffn)):
             w = sublayer.write(x)
-            out["sublayer"].append(f"{name} {index}")
-            out["stream"].append(rms(x))
-            out["write"].append(rms(w))
-            out["ratio"].append(rms(w) / rms(x))
-            out["peak"].append(peak(x))
+            for key, value in zip(out, (f"{name} {index}", rms(x), rms(w), rms(w) / rms(x), peak(x))):
+                out[key].append(value)
             x = sublayer(x)
     out["final"], out["final_peak"] = rms(x), peak(x)
     return out
@@ -235,9 +211,7 @@ def residual_stream(model: TinyTransformer, x: torch.Tensor) -> dict:
 def attention_logits(model: TinyTransformer, x: torch.Tensor) -> list[float]:
     """The largest |q.k / sqrt(d_head)| of each block's attention on input ``x``: how
     peaked its softmax can get. QK-norm bounds it by sqrt(d_head) times the norms' gains."""
-    if not isinstance(model, TinyTransformer):
-        raise invalid("model", "a TinyTransformer", model, error=TypeError)
-    x = _check_stream(x, model.d)
+    x = _check_model_input(model, x)
     largest = []
     for block in model.blocks:
         sublayer = block.attention
@@ -254,9 +228,7 @@ def adam_steps(model: TinyTransformer, x: torch.Tensor, labels: torch.Tensor, *,
     against its label. Returns every step's loss; a run stops at a non-finite loss."""
     from .training import _adam_run
 
-    if not isinstance(model, TinyTransformer):
-        raise invalid("model", "a TinyTransformer", model, error=TypeError)
-    x = _check_stream(x, model.d)
+    x = _check_model_input(model, x)
     if x.dtype != model.readout.dtype:
         raise invalid("x", f"a {model.readout.dtype} tensor, as the model's weights are", x, error=TypeError)
     labels = check_tensor("labels", labels, ndim=1, floating=False, shape_text="(batch,) of int64 class labels")
@@ -275,19 +247,13 @@ def adam_steps(model: TinyTransformer, x: torch.Tensor, labels: torch.Tensor, *,
 def last_block_gradient(depth: int, norm: str, *, d: int = 64, heads: int = 4, tokens: int = 8,
                         samples: int = 8, seed: int = 0) -> float:
     """How hard the loss pulls on the last block at initialisation: the Frobenius norm of
-    the gradient of one sequence's loss with respect to the last block's FFN output
-    weight (W^{2,L} in Xiong et al. 2020), averaged over ``samples`` random sequences.
-
-    Each sequence is ``tokens`` random N(0, 1) vectors; its loss is the cross-entropy of
-    the fixed random readout at the last token against a random label (the same loss for
-    both placements). Per-sequence norms are averaged, not gradients, so the number does
-    not depend on how alike the sequences become in a deep random network. Xiong et al.
-    bound it by a constant in depth for post-LN and by one shrinking like 1/sqrt(L) for
-    pre-LN. Computed in float64, so its printed digits do not depend on the CPU's float32
-    kernels or the thread count.
-    """
+    the gradient of one sequence's loss (the readout's cross-entropy at the last of ``tokens``
+    N(0, 1) tokens, random label) for the last FFN output weight (W^{2,L} in Xiong et al.
+    2020), averaged over ``samples`` sequences: norms, not gradients, so it does not depend on
+    how alike the sequences become. Xiong et al. bound it by a constant in depth for post-LN
+    and by 1/sqrt(L) for pre-LN. float64, so its digits do not depend on the CPU's kernels."""
     depth = check_int("depth", depth, minimum=1)
-    check_choice("norm", norm, PLACEMENTS)
+    check_choice("norm", norm, _PLACEMENTS)
     d, heads = _check_width_and_heads(d, heads)
     tokens = check_int("tokens", tokens, minimum=1)
     samples = check_int("samples", samples, minimum=1)
@@ -311,14 +277,10 @@ def last_block_gradient(depth: int, norm: str, *, d: int = 64, heads: int = 4, t
         saved["input"] = inputs[0].detach()
         output.register_hook(lambda grad: saved.__setitem__("grad", grad.detach()))
 
-    handle = model.blocks[-1].ffn.fc2.register_forward_hook(keep)
-    try:
-        logits = model(x)[:, -1]
-        # Summed over sequences, each sequence's loss reaches only its own last token, so
-        # its gradient for W2 is the outer product grad_i input_i^T, of norm |grad_i| |input_i|.
-        nn.functional.cross_entropy(logits, labels, reduction="sum").backward()
-    finally:
-        handle.remove()
+    model.blocks[-1].ffn.fc2.register_forward_hook(keep)  # the model is this call's own: no removal needed
+    # Summed over sequences, each sequence's loss reaches only its own last token, so
+    # its gradient for W2 is the outer product grad_i input_i^T, of norm |grad_i| |input_i|.
+    nn.functional.cross_entropy(model(x)[:, -1], labels, reduction="sum").backward()
     per_sequence = saved["grad"][:, -1].norm(dim=-1) * saved["input"][:, -1].norm(dim=-1)
     return float(per_sequence.mean())
 
@@ -330,12 +292,17 @@ def _check_residual_stream(name: str, stream, keys=("stream", "write", "ratio", 
         raise invalid(name, "the dict returned by residual_stream(model, x)", stream, error=TypeError)
 
 
+def _variance(stream: dict) -> np.ndarray:
+    """The stream's variance (RMS squared) before every sublayer and after the last."""
+    return np.square(np.array(stream["stream"] + [stream["final"]]))
+
+
 def stream_growth(stream: dict) -> tuple[float, float]:
     """Fit the stream's variance (RMS squared) against the sublayer index with a straight
     line; return ``(slope, r_squared)``. For pre-LN each sublayer adds a write of about the
     same size, roughly independent of the stream, so the variance grows linearly."""
     _check_residual_stream("stream", stream, keys=("stream", "final"))
-    variance = np.array(stream["stream"] + [stream["final"]]) ** 2
+    variance = _variance(stream)
     index = np.arange(len(variance))
     slope, intercept = np.polyfit(index, variance, 1)
     residual = variance - (slope * index + intercept)
@@ -344,10 +311,9 @@ def stream_growth(stream: dict) -> tuple[float, float]:
 
 
 def draw_stream(fig, streams: dict, *, title: str | None = None) -> str:
-    """One panel per entry of ``streams`` (label -> ``residual_stream`` dict): the RMS of
-    the stream each sublayer reads (blue) and of what it writes (green), on a log axis
-    labelled with plain numbers (0.2, 0.5, 1, 2). ``title`` states the finding above the
-    panels; without it, the title gives each stream's growth."""
+    """One panel per entry of ``streams`` (label -> ``residual_stream`` dict): the RMS of the
+    stream each sublayer reads and of what it writes, on a log axis; ``title`` states the
+    finding (by default each stream's growth)."""
     from .diagrams import BRANCH_COLOR
     from .plotting import RESIDUAL_COLOR, log_ticks
 
@@ -364,9 +330,7 @@ def draw_stream(fig, streams: dict, *, title: str | None = None) -> str:
         index = np.arange(1, len(stream["stream"]) + 1)
         ax.plot(index, stream["stream"], color=RESIDUAL_COLOR, marker="o", ms=3, label="stream read (RMS)")
         ax.plot(index, stream["write"], color=BRANCH_COLOR, marker="s", ms=3, label="sublayer write (RMS)")
-        ax.set_yscale("log")
-        ax.set_xlabel("sublayer (attention, FFN, attention, ...)")
-        ax.set_title(label)
+        ax.set(yscale="log", xlabel="sublayer (attention, FFN, attention, ...)", title=label)
         values += list(stream["stream"]) + list(stream["write"])
         lines.append(f"{label}: stream RMS {stream['stream'][0]:.2f} -> {stream['final']:.2f}, "
                      f"last write/stream {stream['ratio'][-1]:.3f}")
@@ -399,11 +363,9 @@ def draw_gradient_vs_depth(fig, depths, post, pre) -> str:
     ax.plot(depths, pre, color=PALETTE[0], marker="o", label="pre-LN")
     reference = pre[0] * np.sqrt(depths[0] / depths)
     ax.plot(depths, reference, color="grey", ls="--", label="1/sqrt(L) through pre-LN's first point")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    ax.set(xscale="log", yscale="log", xlabel="depth L (transformer blocks)",
+           ylabel="|gradient of last block's W2| (Frobenius)")
     ax.set_xticks(depths, [f"{int(d)}" for d in depths])
-    ax.set_xlabel("depth L (transformer blocks)")
-    ax.set_ylabel("|gradient of last block's W2| (Frobenius)")
     stray = float(np.max(np.abs(pre / reference - 1)))
     ax.set_title(f"Post-LN: flat in depth; pre-LN: falls, within {stray:.0%} of 1/sqrt(L)")
     ax.legend(loc="lower left")
@@ -422,13 +384,12 @@ def draw_variance(fig, stream: dict, slope: float) -> str:
     _check_residual_stream("stream", stream, keys=("stream", "final"))
     if not isinstance(slope, (int, float)) or not math.isfinite(slope):
         raise TypeError(f"slope must be a finite number, got {slope!r}")
-    variance = np.square(np.array(stream["stream"] + [stream["final"]]))
+    variance = _variance(stream)
     index = np.arange(variance.size)
     ax = fig.subplots()
     ax.plot(index, variance, color=RESIDUAL_COLOR, label="pre-LN stream variance")
     ax.plot(index, variance[0] + slope * index, color="grey", ls="--", label=f"straight line, slope {slope:.3f}")
-    ax.set_xlabel("sublayers passed")
-    ax.set_ylabel("variance of the stream")
-    ax.set_title("The pre-LN stream's variance grows about linearly with depth")
+    ax.set(xlabel="sublayers passed", ylabel="variance of the stream",
+           title="The pre-LN stream's variance grows about linearly with depth")
     ax.legend()
     return f"variance {variance[0]:.2f} -> {variance[-1]:.2f} over {variance.size - 1} sublayers"
