@@ -137,7 +137,7 @@ def _check_fixup(answer) -> str:
                 raise
             raise Mistake(f"for {shown}: " + _first_wrong_part(model, got, inner, L)) from None
         for name, value in got.state_dict().items():
-            if name.endswith("gain") and float(value) != 1.0:
+            if name.endswith("alpha") and float(value) != 1.0:
                 raise Mistake(f"{name} is {float(value):g}: Fixup's scalar multiplier starts at 1.")
     return ("the last layer of every branch and the classifier start at 0, the inner layer is scaled by "
             "L^(-1/2), and the model you were given is untouched, at depths 6, 20 and 56.")
