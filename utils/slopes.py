@@ -101,14 +101,10 @@ def _within(factor: str) -> str:
     return "exactly 1" if factor == "1" else f"within a factor {factor} of 1"
 
 
-def _near_one(value: float) -> bool:
-    return 1e-3 <= value <= 1e3
-
-
 def _residual_summary(low: float, high: float) -> str:
     """The residual band in words: one factor for the band when both ends are near 1, else each end's fate."""
     low, high = abs(low), abs(high)
-    if _near_one(low) and _near_one(high):
+    if all(1e-3 <= value <= 1e3 for value in (low, high)):
         return (f"residual between {format_residual(low)} and {format_residual(high)} "
                 f"({_within(_factor_from_one(max(low, 1.0 / low, high, 1.0 / high)))})")
     return (f"residual between {format_residual(low)} ({_fate(low)}) "
