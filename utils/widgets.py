@@ -27,15 +27,14 @@ from .pictures import _Pictures, _RedrawFigure, _nearby_values, _setting_key
 from .threads import cpu_share
 from .validation import check_callable, check_float, check_int, check_text, invalid
 
-__all__ = ["SLIDERS", "CHOICES", "SWITCHES", "slider", "accepts", "default_grid", "StaticPlot", "LivePlot",
-           "from_metadata", "draw_static_pictures"]
+__all__ = ["slider", "default_grid", "StaticPlot", "LivePlot", "from_metadata", "draw_static_pictures"]
 
 _BUSY = "⏳ computing…"
 _AHEAD = 4  # settings drawn ahead after each move: a slider's next steps, a choice's other options
 _STILL_DPI = 72  # a static widget's pictures: sharp at their own size, half the pixels of the live plot's
-SLIDERS = (widgets.IntSlider, widgets.FloatSlider)
-CHOICES = (widgets.Dropdown, widgets.ToggleButtons, widgets.RadioButtons, widgets.Select, widgets.SelectionSlider)
-SWITCHES = (widgets.Checkbox, widgets.ToggleButton)
+_SLIDERS = (widgets.IntSlider, widgets.FloatSlider)
+_CHOICES = (widgets.Dropdown, widgets.ToggleButtons, widgets.RadioButtons, widgets.Select, widgets.SelectionSlider)
+_SWITCHES = (widgets.Checkbox, widgets.ToggleButton)
 
 
 def slider(description: str, value, low, high, step=None):
@@ -58,35 +57,33 @@ def slider(description: str, value, low, high, step=None):
                 style={"description_width": "initial"}, continuous_update=False)
 
 
-def accepts(control, value) -> bool:
+def _accepts(control, value) -> bool:
     """Whether ``control`` can show ``value``: a slider's value inside its range and on its
     steps, one of a choice's options, True or False for a checkbox."""
-    if not isinstance(control, widgets.ValueWidget):
-        raise invalid("control", "an ipywidgets value widget", control, error=TypeError)
-    if isinstance(control, SLIDERS):
+    if isinstance(control, _SLIDERS):
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not control.min <= value <= control.max:
             return False
         steps = (value - control.min) / control.step
         return abs(steps - round(steps)) < 1e-9
-    if isinstance(control, CHOICES):
+    if isinstance(control, _CHOICES):
         return not isinstance(value, np.ndarray) and any(value == option for option in control._options_values)
-    return isinstance(control, SWITCHES) and isinstance(value, bool)
+    return isinstance(control, _SWITCHES) and isinstance(value, bool)
 
 
 def default_grid(control) -> list:
     """The settings of ``control`` a static widget offers when its lesson names none: every
     option of a choice, both states of a checkbox, seven slider positions (log-spaced for a
     whole-number slider from 1 or more, even steps otherwise) and its current value."""
-    if isinstance(control, CHOICES):
+    if isinstance(control, _CHOICES):
         return list(control._options_values)
-    if isinstance(control, SWITCHES):
+    if isinstance(control, _SWITCHES):
         return [control.value, not control.value]
-    if not isinstance(control, SLIDERS):
+    if not isinstance(control, _SLIDERS):
         raise invalid("control", "a slider, a choice (dropdown, buttons) or a checkbox", control, error=TypeError)
     low, high, step = control.min, control.max, control.step
     spaced = np.geomspace(low, high, 7) if isinstance(control, widgets.IntSlider) and low >= 1 else np.linspace(low, high, 7)
     snapped = {min(high, low + round((v - low) / step) * step) for v in spaced}
-    if accepts(control, control.value):
+    if _accepts(control, control.value):
         snapped.add(control.value)
     return sorted(int(v) if isinstance(control, widgets.IntSlider) else float(f"{v:.12g}") for v in snapped)
 
@@ -141,7 +138,7 @@ class LivePlot:
             if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)) or not values:
                 raise invalid(f"grid[{name!r}]", "a non-empty list of settings", values, error=TypeError)
             for value in values:
-                if not accepts(controls[name], value):
+                if not _accepts(controls[name], value):
                     raise invalid(f"grid[{name!r}]", f"settings controls[{name!r}] accepts", value)
         self.size = (check_float("width", width, minimum=1, maximum=30),
                      check_float("height", height, minimum=1, maximum=30))
@@ -247,7 +244,7 @@ class LivePlot:
         values = list(self.grid.get(name) or default_grid(control))
         if not any(value == control.value for value in values):
             values.append(control.value)  # the setting the lesson starts from is always there
-            if isinstance(control, SLIDERS):
+            if isinstance(control, _SLIDERS):
                 values.sort()
         return values
 
@@ -280,7 +277,7 @@ class LivePlot:
         """Settings one move away from now, most likely first: the control just moved,
         onwards in the direction it moved, then every other control."""
         now = self.values()
-        down = isinstance(moved, SLIDERS) and previous > moved.value
+        down = isinstance(moved, _SLIDERS) and previous > moved.value
         order = sorted(self.controls.items(), key=lambda item: item[1] is not moved)
         return [{**now, name: value}
                 for name, control in order if not getattr(control, "disabled", False)
@@ -354,10 +351,10 @@ def _static_control(control, values: list):
     to link: a slider becomes a SelectionSlider, a checkbox two toggle buttons."""
     style = {"description_width": "initial"}
     value = control.value
-    if isinstance(control, SLIDERS):
+    if isinstance(control, _SLIDERS):
         return widgets.SelectionSlider(options=[(f"{v:g}", v) for v in values], value=value, style=style,
                                        description=control.description, continuous_update=True)
-    if isinstance(control, SWITCHES):
+    if isinstance(control, _SWITCHES):
         return widgets.ToggleButtons(options=[("on" if v else "off", v) for v in values], value=value,
                                      description=control.description, style=style)
     labels = dict(zip(control._options_values, control._options_labels))
