@@ -108,7 +108,6 @@ ACCEPTS = {
     "utils.shattered.input_gradient_curve": {"low": "negative zero", "high": "negative zero huge"},
     "utils.blocks.block_plot": {"scale": "zero"},  # the slider's left end
     # It answers whether a control can show a value, for any value at all.
-    "utils.widgets.accepts": {"value": "none string negative zero nan inf array3d huge object"},
     "utils.lesion.path_length_counts": {"n_blocks": "zero"},  # no block: one path, the skip
     "utils.lesion.random_lesion_accuracies": {"k": "zero"},  # delete nothing: the intact accuracy
     "utils.progress.progress_bar": {"total": "huge"},  # a counter, nothing is allocated
@@ -372,7 +371,6 @@ VALID = {
                                                              pre=[1.0, 0.5]),
     "utils.widgets.LivePlot": lambda: dict(draw=_draw, controls=_controls()),
     "utils.widgets.slider": lambda: dict(description="depth", value=2, low=1, high=4),
-    "utils.widgets.accepts": lambda: dict(control=_controls()["depth"], value=2),
     "utils.widgets.default_grid": lambda: dict(control=_controls()["depth"]),
     "utils.widgets.from_metadata": lambda: dict(metadata={"factory": "utils.blocks:block_plot", "kwargs": {}}),
     "utils.widgets.draw_static_pictures": lambda: dict(plots=[_live_plot()], processes=1),

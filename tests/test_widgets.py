@@ -7,7 +7,7 @@ import pytest
 
 from benchmarks import widget_sweep
 from utils import plotting
-from utils.widgets import _STILL_DPI, LivePlot, accepts, default_grid, _describe_figure, from_metadata
+from utils.widgets import _STILL_DPI, LivePlot, _accepts, default_grid, _describe_figure, from_metadata
 
 
 def _draw(fig, depth, norm="pre"):
@@ -190,11 +190,11 @@ def test_default_grid_offers_every_choice_and_spreads_a_slider():
     depth = ipywidgets.IntSlider(value=20, min=1, max=1000)
     assert default_grid(depth) == [1, 3, 10, 20, 32, 100, 316, 1000]  # log-spaced, with the start
     scale = ipywidgets.FloatSlider(value=0.25, min=0.0, max=3.0, step=0.1)
-    assert all(accepts(scale, v) for v in default_grid(scale)) and 0.25 not in default_grid(scale)
+    assert all(_accepts(scale, v) for v in default_grid(scale)) and 0.25 not in default_grid(scale)
     assert default_grid(ipywidgets.ToggleButtons(options=[("pre", "pre"), ("post", "post")])) == ["pre", "post"]
     assert default_grid(ipywidgets.Checkbox(value=True)) == [True, False]
-    assert not accepts(depth, 1001) and not accepts(depth, 2.5) and not accepts(depth, True)
-    assert not accepts(scale, 0.25) and accepts(scale, 0.3) and not accepts(scale, float("inf"))
+    assert not _accepts(depth, 1001) and not _accepts(depth, 2.5) and not _accepts(depth, True)
+    assert not _accepts(scale, 0.25) and _accepts(scale, 0.3) and not _accepts(scale, float("inf"))
     with pytest.raises(TypeError, match="control must be a slider"):
         default_grid(ipywidgets.Text())
 
@@ -236,7 +236,7 @@ def _tree(widget):
 def test_each_static_widget_shows_the_direct_draw_of_the_setting_its_controls_show(name, cell):
     plot = from_metadata(cell["metadata"]["live_plot"])
     for setting in plot.static_grid():  # the whole grid: only values the live controls accept
-        assert all(accepts(plot.controls[key], value) for key, value in setting.items()), setting
+        assert all(_accepts(plot.controls[key], value) for key, value in setting.items()), setting
     assert plot.values() in plot.static_grid()  # the default the text discusses is there
     if not hasattr(ipywidgets, "Stack"):  # ipywidgets 7 (Colab's): no static widget, and it says why
         with pytest.raises(RuntimeError, match="static_widget needs ipywidgets 8"):

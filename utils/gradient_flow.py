@@ -1,18 +1,13 @@
 """How gradients and activations travel through deep stacks of the blocks in
-``utils.blocks``: the 30-block reference computation of notebook 06, the gradient norm
-and activation statistics at every layer, sweeps over depth up to 1000 blocks, and the
-draw function of notebook 07's widget.
+``utils.blocks``: notebook 06's 30-block reference computation, the gradient norm and
+activation statistics at every layer, sweeps over depth up to 1000 blocks, and notebook
+07's widget.
 
-Two ways to measure one stack:
-
-* ``profile_stack`` runs any ``nn.Sequential`` with autograd keeping every layer's
-  activation (simple; memory grows with depth times width squared for the weights).
-* ``streamed_profile`` never holds more than one block: ``_WeightStream`` draws any
-  block's weights on demand, and on the way back each block is drawn again to pass the
-  gradient through it. A 1000-block stack of width 128 (132 million weights, 528 MB) so
-  costs a few MB. Its draws are the same bits on every CPU and numeric backend, because
-  deep plain stacks are chaotic: a last-bit change in one weight moves the gradient at
-  the input of 1000 blocks by orders of magnitude.
+``profile_stack`` measures any ``nn.Sequential`` with autograd (memory grows with depth).
+``streamed_profile`` holds one block at a time, drawing each block's weights on demand
+(``_WeightStream``), so a 1000-block stack of width 128 (528 MB of weights) costs a few
+MB. Its draws are the same bits on every CPU and backend: deep plain stacks are chaotic,
+and a last-bit change in one weight moves the gradient by orders of magnitude.
 """
 from __future__ import annotations
 
@@ -29,7 +24,7 @@ from torch import nn
 from . import plotting
 from .blocks import NORM_POSITIONS, REZERO, block_numbers, check_scale, make_block, make_stack
 from .validation import (check_bool, check_choice, check_cost, check_figure, check_float, check_int, check_sequence,
-                        check_tensor, invalid)
+                         check_tensor, invalid)
 
 __all__ = ["REFERENCE_TABLE", "reference_setup", "reference_comparison", "format_table", "LayerProfile",
            "profile_stack", "stack_from_stream", "probe", "streamed_profile", "depth_sweep", "draw_layer_profiles",
@@ -52,11 +47,8 @@ _WIDGET_SEED = 0
 
 
 def reference_setup() -> tuple[dict, dict]:
-    """The reference 30-block configuration with its exact seeding order: seed 42, build
-    the residual stack (d = 128, pre-norm, scale 1.0); seed 42 again, build the plain
-    stack; then, without reseeding, one input ``randn(4, 32, 128)`` for the residual stack
-    and a fresh one for the plain stack. Returns ``(stacks, inputs)``, two dicts keyed
-    ``"plain"`` and ``"residual"``. Seeds torch's global generator (it is the recipe)."""
+    """The reference 30-block stacks and inputs, ``(stacks, inputs)`` keyed "plain" and
+    "residual", in the recipe's exact seeding order (it seeds torch's global generator)."""
     torch.manual_seed(42)
     residual = make_stack(30, 128, residual=True, norm="pre", scale=1.0)
     torch.manual_seed(42)
@@ -67,9 +59,7 @@ def reference_setup() -> tuple[dict, dict]:
 
 
 def _output_metrics(stack: nn.Module, x: torch.Tensor) -> dict:
-    """The four numbers of the reference table for one stack and input, with loss =
-    output.sum(): output_norm, gradient_norm (of the loss with respect to ``x``),
-    output_mean and output_std (torch's default, unbiased)."""
+    """The reference table's four numbers for one stack (loss = output.sum(); unbiased std)."""
     x = x.detach().clone().requires_grad_(True)
     y = stack(x)
     (grad,) = torch.autograd.grad(y.sum(), x)
@@ -79,20 +69,16 @@ def _output_metrics(stack: nn.Module, x: torch.Tensor) -> dict:
 
 
 def reference_comparison() -> dict:
-    """Recompute the reference 30-block table (``reference_setup``; loss = output.sum()).
-    Returns ``{"plain": {...}, "residual": {...}}`` with the four metrics of ``_METRICS``."""
+    """The reference 30-block table recomputed: ``{"plain": {...}, "residual": {...}}``."""
     stacks, inputs = reference_setup()
     return {name: _output_metrics(stacks[name], inputs[name]) for name in ("plain", "residual")}
 
 
 def format_table(results: dict, *, reference: dict | None = None) -> str:
-    """The comparison as a fixed-width text table with 4 decimals (stable in stored
-    outputs); with ``reference`` (e.g. ``REFERENCE_TABLE``) each value is followed by
-    the reference one in brackets."""
+    """The comparison as a text table with 4 decimals (stable in stored outputs), each value
+    followed by ``reference``'s (e.g. ``REFERENCE_TABLE``) in brackets if given."""
     columns = ("plain", "residual")
-    for name, table in (("results", results), ("reference", reference)):
-        if table is None and name == "reference":
-            continue
+    for name, table in (("results", results), *([("reference", reference)] if reference is not None else [])):
         if not isinstance(table, dict):
             raise invalid(name, "a dict with keys 'plain' and 'residual' (see reference_comparison)", table,
                           error=TypeError)
@@ -101,14 +87,9 @@ def format_table(results: dict, *, reference: dict | None = None) -> str:
                           sorted(map(str, table)))
     header = f"{'metric':<15}" + "".join(f"{c:>22}" for c in columns)
     lines = [header, "-" * len(header)]
-    for metric in _METRICS:
-        cells = []
-        for column in columns:
-            cell = f"{results[column][metric]:.4f}"
-            if reference is not None:
-                cell += f" ({reference[column][metric]:.4f})"
-            cells.append(f"{cell:>22}")
-        lines.append(f"{metric:<15}" + "".join(cells))
+    cell = lambda column, metric: f"{results[column][metric]:.4f}" + (
+        "" if reference is None else f" ({reference[column][metric]:.4f})")
+    lines += [f"{metric:<15}" + "".join(f"{cell(column, metric):>22}" for column in columns) for metric in _METRICS]
     if reference is not None:
         lines.append("(in brackets: the value printed in the reference chapter)")
     return "\n".join(lines)
@@ -116,13 +97,9 @@ def format_table(results: dict, *, reference: dict | None = None) -> str:
 
 @dataclass(frozen=True)
 class LayerProfile:
-    """What happens at every layer of one stack for one input.
-
-    Index 0 is the stack's input, index ``depth`` its output (``depth + 1`` entries):
-    ``grad_norm[l]`` is the norm of the loss gradient with respect to the input of block
-    ``l + 1`` (the output for ``l = depth``); ``act_mean[l]`` and ``act_std[l]`` are the
-    mean and (unbiased) standard deviation of that activation over all its entries.
-    """
+    """What happens at every layer of one stack for one input: entry l (0 = the input,
+    ``depth`` = the output) is the loss gradient's norm at the input of block l + 1, and
+    the mean and unbiased std of that activation."""
 
     grad_norm: np.ndarray
     act_mean: np.ndarray
@@ -146,8 +123,7 @@ class LayerProfile:
 
     @property
     def gain(self) -> np.ndarray:
-        """``grad_norm`` divided by the gradient norm at the output: how much the gradient
-        has grown (> 1) or shrunk (< 1) on its way back to each layer."""
+        """How much the gradient has grown (> 1) or shrunk (< 1) from the output back to each layer."""
         with np.errstate(divide="ignore", invalid="ignore"):
             return self.grad_norm / self.grad_norm[-1]
 
@@ -157,9 +133,8 @@ def _stats(x: torch.Tensor) -> tuple[float, float]:
 
 
 def profile_stack(stack: nn.Sequential, x: torch.Tensor, upstream: torch.Tensor | None = None) -> LayerProfile:
-    """Run ``x`` through ``stack`` keeping every block's input, back-propagate the loss
-    ``(output * upstream).sum()`` (``upstream=None`` means all ones: loss = output.sum(),
-    as in the reference table) and return the ``LayerProfile``. ``x`` is not modified."""
+    """The ``LayerProfile`` of ``stack`` for ``x`` and the loss ``(output * upstream).sum()``
+    (all ones if None: output.sum(), as in the reference table)."""
     if not isinstance(stack, nn.Sequential) or len(stack) == 0:
         raise invalid("stack", "a non-empty nn.Sequential (see blocks.make_stack)", stack, error=TypeError)
     check_tensor("x", x)
@@ -174,89 +149,65 @@ def profile_stack(stack: nn.Sequential, x: torch.Tensor, upstream: torch.Tensor 
     if upstream.shape != output.shape:
         raise invalid("upstream", f"of the output's shape {tuple(output.shape)}", upstream)
     grads = torch.autograd.grad((output * upstream).sum(), activations)  # no weight gradients needed
-    grads = [float(grad.norm()) for grad in grads]
     stats = np.array([_stats(a.detach()) for a in activations])
-    return LayerProfile(np.array(grads), stats[:, 0].copy(), stats[:, 1].copy())
+    return LayerProfile(np.array([float(grad.norm()) for grad in grads]), stats[:, 0].copy(), stats[:, 1].copy())
 
 
 class _WeightStream:
     """The weights of blocks 1, 2, 3, ... of a stack of width ``d``, drawn on demand into
-    one template block instead of held all at once (a 1000-block stack of width 128 would
-    need 528 MB). Layer ``l`` has its own NumPy generator, seeded ``(seed, 1, l)``, so any
-    layer can be drawn again, in any order. The distribution is nn.Linear's default
-    initialisation (weights and biases uniform on +-1/sqrt(fan_in)); the draws use only
-    exact arithmetic and one float32 rounding, so they are the same bits on every CPU
-    and numeric backend (torch's initialisers round differently with and without fused
-    multiply-add, and a deep plain stack turns a last-bit change into a factor of 100).
-    The first ``cache_layers`` layers are kept in memory (about 0.5 MB each at d = 128)
-    so repeated shallow measurements (a widget) do not draw them again. The weights do
-    not depend on the wiring (plain, pre-norm, post-norm, scale), so one stream serves
-    every configuration; a float64 block gets the same float32 values, converted."""
+    one block instead of held at once. Layer l has its own generator, seeded (seed, 1, l),
+    so any layer can be drawn again in any order. nn.Linear's default distribution, drawn
+    with exact arithmetic and one float32 rounding: the same bits on every CPU and backend.
+    The first ``cache_layers`` layers are kept once drawn (0.5 MB each at d = 128). The
+    weights do not depend on the wiring, so one stream serves every configuration."""
 
     def __init__(self, d: int = 128, seed: int = 0, *, cache_layers: int = 0):
         self.d, self.seed, self.cache_layers = d, seed, cache_layers
-        self._shapes = ((4 * self.d, self.d), (4 * self.d,), (self.d, 4 * self.d), (self.d,))
-        self._fan_ins = (self.d, self.d, 4 * self.d, 4 * self.d)
+        self._shapes = ((4 * d, d), (4 * d,), (d, 4 * d), (d,))
+        self._fan_ins = (d, d, 4 * d, 4 * d)
         self._cache: dict[int, tuple[torch.Tensor, ...]] = {}
         self._scratch: tuple[np.ndarray, ...] | None = None  # reused by load: no allocation per layer
 
-    def _check_cache(self, cache_layers) -> int:
-        cache_layers = check_int("cache_layers", cache_layers, minimum=0)
-        check_cost({"cache_layers": cache_layers, "d": self.d},
-                   lambda cache_layers, d: (8.0 * (cache_layers + 2) * block_numbers(d), 0.0),
-                   what="the weights of the cached layers")
-        return cache_layers
-
     def keep(self, cache_layers: int) -> None:
-        """Keep the first ``cache_layers`` layers in memory from now on, drawn at once, and
-        forget any beyond: measuring many configurations of one deep stack then draws each
-        layer once, not twice per configuration (and forked processes share the drawn layers)."""
-        self.cache_layers = self._check_cache(cache_layers)
-        for layer in [layer for layer in self._cache if layer >= self.cache_layers]:
+        """Keep the first ``cache_layers`` layers, drawn at once, and forget any beyond: many
+        configurations of one deep stack then draw each layer once (forked processes share them)."""
+        self.cache_layers = cache_layers
+        for layer in [layer for layer in self._cache if layer >= cache_layers]:
             del self._cache[layer]
-        for layer in range(self.cache_layers):
+        for layer in range(cache_layers):
             self.draw(layer)
 
-    def _fill(self, layer: int, out: tuple[np.ndarray, ...]) -> None:
-        """Draw layer ``layer``'s four arrays into ``out`` (float32 arrays of the right shapes)."""
+    def draw(self, layer: int, into: tuple[np.ndarray, ...] | None = None) -> tuple[torch.Tensor, ...]:
+        """Layer ``layer``'s ``(fc1.weight, fc1.bias, fc2.weight, fc2.bias)`` as float32 tensors,
+        drawn into the arrays ``into`` (new ones if None) unless kept."""
+        if layer in self._cache:
+            return self._cache[layer]
+        arrays = into or tuple(np.empty(shape, dtype=np.float32) for shape in self._shapes)
         rng = np.random.default_rng([self.seed, 1, layer])
-        for values, fan_in in zip(out, self._fan_ins):  # u has 24 bits, so 2u - 1 is exact; then one rounding
+        for values, fan_in in zip(arrays, self._fan_ins):  # u has 24 bits, so 2u - 1 is exact; then one rounding
             rng.random(out=values, dtype=np.float32)
             values *= 2.0
             values -= 1.0
             values *= np.float32(1.0 / math.sqrt(fan_in))
-
-    def draw(self, layer: int) -> tuple[torch.Tensor, ...]:
-        """Layer ``layer``'s ``(fc1.weight, fc1.bias, fc2.weight, fc2.bias)`` as new float32 tensors."""
-        if layer in self._cache:
-            return self._cache[layer]
-        drawn = tuple(np.empty(shape, dtype=np.float32) for shape in self._shapes)
-        self._fill(layer, drawn)
-        drawn = tuple(torch.from_numpy(values) for values in drawn)
+        drawn = tuple(torch.from_numpy(values) for values in arrays)
         if layer < self.cache_layers:
             self._cache[layer] = drawn
         return drawn
 
     @torch.no_grad()
     def load(self, block: nn.Module, layer: int) -> None:
-        """Give ``block`` (a LayerNormResidualBlock or LayerNormPlainBlock of width d) the weights of layer
-        ``layer`` (0 = first block); its LayerNorm keeps its initial scale 1 and shift 0."""
-        if layer < self.cache_layers:
-            values = self.draw(layer)
-        else:  # drawn into the same scratch arrays every time: a 1000-block pass allocates nothing here
-            if self._scratch is None:
-                self._scratch = tuple(np.empty(shape, dtype=np.float32) for shape in self._shapes)
-            self._fill(layer, self._scratch)
-            values = tuple(torch.from_numpy(array) for array in self._scratch)
-        targets = (block.fc1.weight, block.fc1.bias, block.fc2.weight, block.fc2.bias)
-        for target, value in zip(targets, values):
+        """Give ``block`` (a LayerNorm block of width d) layer ``layer``'s weights (0 = first
+        block); its LayerNorm keeps scale 1 and shift 0."""
+        if layer >= self.cache_layers and self._scratch is None:  # a 1000-block pass then allocates nothing
+            self._scratch = tuple(np.empty(shape, dtype=np.float32) for shape in self._shapes)
+        values = self.draw(layer, None if layer < self.cache_layers else self._scratch)
+        for target, value in zip((block.fc1.weight, block.fc1.bias, block.fc2.weight, block.fc2.bias), values):
             target.copy_(value)
 
 
 def stack_from_stream(depth: int, d: int = 128, seed: int = 0, **config) -> nn.Sequential:
-    """``make_stack(depth, d, **config)`` holding the weights of ``_WeightStream(d, seed)``:
-    the whole stack that ``streamed_profile`` measures one block at a time, for checks
-    (finite differences, autograd on the whole stack) at small depths."""
+    """``make_stack(depth, d, **config)`` with the weights of ``_WeightStream(d, seed)``: the
+    stack ``streamed_profile`` measures block by block, whole, for checks at small depths."""
     depth, d, seed = check_int("depth", depth, minimum=1), check_int("d", d, minimum=1), check_int("seed", seed, minimum=0)
     stream = _WeightStream(d, seed)
     with torch.random.fork_rng(devices=[]):
@@ -266,19 +217,20 @@ def stack_from_stream(depth: int, d: int = 128, seed: int = 0, **config) -> nn.S
     return stack
 
 
-def _profile_cost(depth: int, d: int, tokens: int, *, itemsize: int) -> tuple[float, float]:
-    """Bytes and operations of a streamed measurement: one activation per layer, one block
-    (and a scratch copy), and per layer two weight draws and a forward and backward pass."""
-    nbytes = itemsize * ((depth + 5.0) * tokens * d + 2.0 * block_numbers(d))
-    operations = depth * (2.0 * block_numbers(d) + 3.0 * tokens * block_numbers(d))
-    return nbytes, operations
+def _check_profile_cost(name: str, depth: int, d: int, tokens: int, dtype=torch.float32, chains: int = 1) -> None:
+    """Refuse a streamed measurement too big for a laptop: one activation per layer (``chains``
+    side by side), one block and a scratch copy; per layer two weight draws, a forward and a
+    backward pass."""
+    itemsize = 4 if dtype == torch.float32 else 8
+    cost = lambda depth, d, tokens: (itemsize * ((depth + 5.0) * tokens * d + 2.0 * block_numbers(d)),
+                                     depth * (2.0 * block_numbers(d) + 3.0 * tokens * block_numbers(d)))
+    check_cost({name: depth, "d": d, "tokens": tokens}, lambda d, tokens, **depth: cost(*depth.values(), d,
+               chains * tokens), what="the activations of every layer and the weight draws")
 
 
 def probe(tokens: int, d: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The input ``x`` and the upstream gradient ``g`` (both standard normal, float32,
-    shape ``(tokens, d)``) that ``streamed_profile`` uses: drawn from NumPy's generator
-    seeded ``(seed, 0)`` in float64 and rounded once, so they are the same bits on every
-    machine and do not depend on the weights."""
+    """``streamed_profile``'s input ``x`` and upstream gradient ``g``, standard normal of shape
+    ``(tokens, d)``: drawn in float64 and rounded once, the same float32 bits on every machine."""
     tokens = check_int("tokens", tokens, minimum=1)
     d = check_int("d", d, minimum=1)
     seed = check_int("seed", seed, minimum=0)
@@ -297,40 +249,59 @@ def _shortcut_step(block: nn.Module, shortcut: float):
     return lambda x: block(x) + (shortcut - 1.0) * x
 
 
-def _forward(block: nn.Module, step, weights: _WeightStream, x: torch.Tensor, depth: int, *,
-             after_layer=None) -> tuple[torch.Tensor, np.ndarray]:
-    """The input and every layer's output of a streamed stack, ``step(block)`` with layer
-    l's weights loaded into ``block``, as one (depth + 1, *x.shape) buffer (no heap
-    fragments), and each one's ``_stats``."""
-    activations = torch.empty((depth + 1, *x.shape), dtype=x.dtype)
+def _template(d: int, dtype: torch.dtype, **config) -> nn.Module:
+    """The one block a streamed stack loads each layer's weights into (torch's random state untouched)."""
+    with torch.random.fork_rng(devices=[]):
+        return make_block(d, **config).to(dtype).requires_grad_(False)
+
+
+def _streamed(block: nn.Module, step, weights: _WeightStream, x: torch.Tensor, g: torch.Tensor, depths: list,
+              advance=lambda steps: None) -> list[LayerProfile]:
+    """The LayerProfiles of the nested stacks of ``depths`` (the first D blocks of a deeper one
+    are the depth-D stack), ``step`` with layer l's weights loaded into ``block``: one forward
+    pass through the deepest, then one backward pass carrying every depth's gradient side by
+    side, which is exact since a block acts on each token separately. ``advance(n)`` hears of
+    each of the 2 * max(depths) steps."""
+    deepest = max(depths)
+    activations = torch.empty((deepest + 1, *x.shape), dtype=x.dtype)  # one buffer: no heap fragments
     activations[0] = x
     with torch.no_grad():
-        for layer in range(depth):
+        for layer in range(deepest):
             weights.load(block, layer)
             activations[layer + 1] = step(activations[layer])
-            if after_layer is not None:
-                after_layer(layer)
-    return activations, np.array([_stats(a) for a in activations])
+            advance(layer + 1)
+    stats = np.array([_stats(a) for a in activations])
+    chains = sorted(set(depths))
+    current = {}  # current[D]: the gradient of the depth-D chain at this layer
+    norms = {depth: [float(g.norm())] for depth in chains}
+    for layer in reversed(range(deepest)):
+        weights.load(block, layer)
+        if layer + 1 in norms:  # the depth-D stack's output is x_D: its chain starts here
+            current[layer + 1] = g
+        active = [depth for depth in chains if depth > layer]
+        inp = activations[layer].repeat(len(active), 1).requires_grad_(True)
+        (grad,) = torch.autograd.grad(step(inp), inp, torch.cat([current[depth] for depth in active]))
+        for depth, part in zip(active, grad.split(len(x))):
+            current[depth] = part
+            norms[depth].append(float(part.norm()))
+        advance(2 * deepest - layer)
+    return [LayerProfile(np.array(norms[depth][::-1]), stats[: depth + 1, 0].copy(), stats[: depth + 1, 1].copy())
+            for depth in depths]
 
 
 def streamed_profile(depth: int, d: int = 128, *, residual: bool = True, norm: str = "pre", scale=1.0,
                      tokens: int = 16, seed: int = 0, weights: _WeightStream | None = None,
                      dtype: torch.dtype = torch.float32, shortcut: float = 1.0, nudge: float = 0.0) -> LayerProfile:
-    """The ``LayerProfile`` of a stack like ``make_stack(depth, d, ...)`` whose block ``l``
-    has the weights ``_WeightStream(d, seed).load`` gives it, for the input and upstream
-    gradient of ``probe(tokens, d, seed)``, holding one block at a time (memory
-    independent of depth, apart from one ``tokens x d`` activation per layer). The loss is
-    ``(output * g).sum()``, a random projection of the output, which every configuration
-    feels (output.sum() does not: a post-norm output sums to zero over each token's
-    features whatever the input). Pass ``weights`` (a _WeightStream for the same d and
-    seed) to reuse drawn weights, and ``dtype=torch.float64`` to redo the arithmetic in
-    double precision (same weights). ``shortcut`` multiplies the skip path of every
-    pre-norm residual block: x -> shortcut * x + s F(LN(x)). ``nudge`` multiplies each
-    input entry by ``1 + nudge * r`` with r a fixed standard normal draw (to see how
-    sensitive a deep stack is to its input's last digits). Non-finite values (overflow) are kept as inf/NaN so a plot can show them."""
+    """The ``LayerProfile`` of ``stack_from_stream(depth, d, seed, ...)`` for the input and
+    upstream gradient ``probe(tokens, d, seed)``, holding one block at a time. The loss
+    ``(output * g).sum()`` is one every configuration feels (a post-norm output sums to zero
+    per token). ``weights``: a _WeightStream of the same d and seed, to reuse drawn weights;
+    ``dtype=torch.float64``: the same weights in double precision; ``shortcut`` multiplies a
+    pre-norm residual stack's skip path, x -> shortcut * x + s F(LN(x)); ``nudge`` multiplies
+    each input entry by 1 + nudge * r (r a fixed normal draw), to see how sensitive a deep
+    stack is to its input's last digits. Overflows stay inf/NaN, for a plot to show them."""
     depth = check_int("depth", depth, minimum=1)
-    if not any(dtype is allowed for allowed in (torch.float32, torch.float64)):
-        raise invalid("dtype", "torch.float32 or torch.float64", dtype)
+    check_choice("dtype", dtype, (torch.float32, torch.float64))
     d, tokens = check_int("d", d, minimum=1), check_int("tokens", tokens, minimum=1)
     check_bool("residual", residual)
     check_choice("norm", norm, NORM_POSITIONS)
@@ -340,72 +311,39 @@ def streamed_profile(depth: int, d: int = 128, *, residual: bool = True, norm: s
     if weights is not None and (weights.d, weights.seed) != (d, seed):
         raise invalid("weights", f"a _WeightStream for d={d}, seed={seed}",
                       fix=f"this one is for d={weights.d}, seed={weights.seed}")
-    itemsize = 4 if dtype == torch.float32 else 8
-    check_cost({"depth": depth, "d": d, "tokens": tokens},
-               lambda depth, d, tokens: _profile_cost(depth, d, tokens, itemsize=itemsize),
-               what="the activations of every layer and the weight draws")
+    _check_profile_cost("depth", depth, d, tokens, dtype)
     shortcut = check_float("shortcut", shortcut, minimum=0.0)
     nudge = check_float("nudge", nudge, minimum=-0.5, maximum=0.5)
     if shortcut != 1.0 and not (residual and norm == "pre"):
         raise ValueError("shortcut other than 1 needs a pre-norm residual stack (residual=True, norm='pre')")
-    x, g = probe(tokens, d, seed)
-    x, g = x.to(dtype), g.to(dtype)
+    x, g = (t.to(dtype) for t in probe(tokens, d, seed))
     if nudge:
         noise = torch.from_numpy(np.random.default_rng([seed, 2]).standard_normal(tuple(x.shape))).to(dtype)
         x = x * (1.0 + nudge * noise)
-    if weights is None:
-        weights = _WeightStream(d, seed)
-    # A template block of the right kind; built without touching the global random state.
-    with torch.random.fork_rng(devices=[]):
-        block = make_block(d, residual=residual, norm=norm, scale=scale).to(dtype)
-    block.requires_grad_(False)
-    step = _shortcut_step(block, shortcut)
-    activations, stats = _forward(block, step, weights, x, depth)
-    grad, norms = g, [float(g.norm())]  # only the current gradient is kept, and every norm
-    for layer in reversed(range(depth)):
-        weights.load(block, layer)
-        inp = activations[layer].clone().requires_grad_(True)
-        (grad,) = torch.autograd.grad(step(inp), inp, grad)
-        norms.append(float(grad.norm()))
-    grad_norm = np.array(norms[::-1])
-    return LayerProfile(grad_norm, stats[:, 0].copy(), stats[:, 1].copy())
+    block = _template(d, dtype, residual=residual, norm=norm, scale=scale)
+    return _streamed(block, _shortcut_step(block, shortcut), weights or _WeightStream(d, seed), x, g, [depth])[0]
 
 
 def depth_sweep(depths, *, d: int = 128, norm: str = "pre", scale=1.0, tokens: int = 16, seed: int = 0,
                 progress=None, dtype: torch.dtype = torch.float32) -> dict:
-    """``streamed_profile`` of a plain and a residual stack at every depth in ``depths``,
-    computed in one pass per stack. The stacks are nested (the first D blocks of every
-    deeper stack are the depth-D stack, as ``streamed_profile`` builds them) and every
-    block acts on each token separately, so one forward pass through the deepest stack
-    and one backward pass, carrying one gradient per depth side by side, give exactly the
-    separate measurements with a fraction of the weight draws. The plain stack is measured
-    first, then the residual one, so only one stack's activations are held at a time.
-    ``dtype=torch.float64`` does the arithmetic in double precision (same weights): needed
-    for deep plain stacks, where float32 rounding moves the gain at 1000 blocks by a
-    factor of about 100. Returns ``{"plain": [LayerProfile, ...], "residual": [...]}`` in
-    the order of ``depths``; ``progress`` (a ``utils.progress.progress_bar`` of
-    ``4 * max(depths)`` steps) advances once per block forward and once per block
-    backward, for each stack."""
+    """``streamed_profile`` of a plain and a residual stack at every depth in ``depths``, in one
+    forward and one backward pass per stack (the plain one first, so only one stack's
+    activations are held at a time). ``dtype=torch.float64`` is needed for deep plain stacks,
+    where float32 rounding moves the gain at 1000 blocks by a factor of about 100. Returns
+    ``{"plain": [LayerProfile, ...], "residual": [...]}`` in the order of ``depths``;
+    ``progress`` (a ``utils.progress.progress_bar`` of ``4 * max(depths)`` steps) advances
+    once per block forward and once per block backward, for each stack."""
     depths = [check_int("depths[]", depth, minimum=1) for depth in check_sequence("depths", depths, what="depths")]
-    if not any(dtype is allowed for allowed in (torch.float32, torch.float64)):
-        raise invalid("dtype", "torch.float32 or torch.float64", dtype)
-    deepest = max(depths)
+    check_choice("dtype", dtype, (torch.float32, torch.float64))
     d, tokens = check_int("d", d, minimum=1), check_int("tokens", tokens, minimum=1)
     check_choice("norm", norm, NORM_POSITIONS)
     check_scale(scale)
     if progress is not None and not hasattr(progress, "update"):
         raise invalid("progress", "a progress bar (utils.progress.progress_bar) or None", progress, error=TypeError)
-    chains = len(set(depths))  # one gradient per depth side by side
-    itemsize = 4 if dtype == torch.float32 else 8
-    check_cost({"depths": deepest, "d": d, "tokens": tokens},
-               lambda depths, d, tokens: _profile_cost(depths, d, chains * tokens, itemsize=itemsize),
-               what="the activations of every layer and the weight draws")
+    deepest = max(depths)
+    _check_profile_cost("depths", deepest, d, tokens, dtype, chains=len(set(depths)))
     x, g = (t.to(dtype) for t in probe(tokens, d, seed))
     weights = _WeightStream(d, seed)
-    with torch.random.fork_rng(devices=[]):
-        templates = {"plain": make_block(d, residual=False).to(dtype),
-                     "residual": make_block(d, residual=True, norm=norm, scale=scale).to(dtype)}
-    chains = sorted(set(depths))
     done = 0
 
     def advance(steps_done: int) -> None:
@@ -414,46 +352,25 @@ def depth_sweep(depths, *, d: int = 128, norm: str = "pre", scale=1.0, tokens: i
             progress.update(steps_done - done)
             done = steps_done
 
+    configs = {"plain": {"residual": False}, "residual": {"residual": True, "norm": norm, "scale": scale}}
     results = {}
-    for offset, (name, block) in zip((0, 2 * deepest), templates.items()):
-        block.requires_grad_(False)
-        activations, stats = _forward(block, block, weights, x, deepest,
-                                      after_layer=lambda layer: advance(offset + layer + 1))
-        current = {}  # current[D]: the gradient of the depth-D chain at this layer
-        norms = {depth: [float(g.norm())] for depth in chains}
-        for layer in reversed(range(deepest)):
-            weights.load(block, layer)
-            for depth in chains:
-                if depth == layer + 1:  # the depth-D stack's output is x_D: its chain starts here
-                    current[depth] = g
-            active = [depth for depth in chains if depth > layer]
-            inp = activations[layer].repeat(len(active), 1).requires_grad_(True)
-            upstream = torch.cat([current[depth] for depth in active])
-            (grad,) = torch.autograd.grad(block(inp), inp, upstream)
-            for depth, part in zip(active, grad.split(len(x))):
-                current[depth] = part
-                norms[depth].append(float(part.norm()))
-            advance(offset + 2 * deepest - layer)
-        results[name] = [LayerProfile(np.array(norms[depth][::-1]), stats[: depth + 1, 0].copy(),
-                                      stats[: depth + 1, 1].copy()) for depth in depths]
+    for offset, (name, config) in zip((0, 2 * deepest), configs.items()):
+        block = _template(d, dtype, **config)
+        results[name] = _streamed(block, block, weights, x, g, depths, lambda steps: advance(offset + steps))
     return results
 
 
 # ----- figures of notebooks 06 and 07 ---------------------------------------------------
 
-def _check_profiles(profiles) -> None:
+def draw_layer_profiles(fig, profiles: dict, *, loss: str = "output.sum()") -> None:
+    """Notebook 06's figure: the gradient norm (log axis) and the activation std at every
+    layer of the plain and the residual stack (``profiles``: two LayerProfiles)."""
+    check_figure("fig", fig)
     if not isinstance(profiles, dict) or set(profiles) != {"plain", "residual"}:
         raise ValueError("profiles must be a dict with keys 'plain' and 'residual'")
     for name, profile in profiles.items():
         if not isinstance(profile, LayerProfile):
             raise TypeError(f"profiles[{name!r}] must be a LayerProfile, got {type(profile).__name__}")
-
-
-def draw_layer_profiles(fig, profiles: dict, *, loss: str = "output.sum()") -> None:
-    """Notebook 06's figure: the gradient norm (log axis) and the activation std at every
-    layer of the plain and the residual stack (``profiles``: two LayerProfiles)."""
-    check_figure("fig", fig)
-    _check_profiles(profiles)
     if not isinstance(loss, str):
         raise invalid("loss", "a str (the loss's name for the axis label)", loss, error=TypeError)
     ax_grad, ax_std = fig.subplots(1, 2)
@@ -464,8 +381,8 @@ def draw_layer_profiles(fig, profiles: dict, *, loss: str = "output.sum()") -> N
     ax_grad.set(title="Plain: the drop is all in block 1", xlabel="layer l (0 = input)",
                 ylabel=f"|dL/dx_l|, L = {loss}")
     ax_std.set(title="Plain stays small; residual grows", xlabel="layer l (0 = input)", ylabel="std of x_l")
-    ax_grad.legend()
-    ax_std.legend()
+    for ax in (ax_grad, ax_std):
+        ax.legend()
 
 
 def draw_depth_sweep(fig, depths, sweep: dict) -> None:
@@ -486,8 +403,7 @@ def draw_depth_sweep(fig, depths, sweep: dict) -> None:
     for ax in (ax_depth, ax_layers):
         ax.axhline(1.0, color="grey", lw=1, ls="--")
         ax.legend()
-    ax_depth.set_xscale("log")
-    ax_depth.set(title="Plain explodes, residual grows slowly", xlabel="depth (blocks)",
+    ax_depth.set(xscale="log", title="Plain explodes, residual grows slowly", xlabel="depth (blocks)",
                  ylabel="gradient gain at the input")
     ax_layers.set(title=f"{max(depths)} blocks: gain at every layer", xlabel="layer l (0 = input)",
                   ylabel="|dL/dx_l| / |dL/dx_out|")
@@ -499,13 +415,9 @@ SCALE_CHOICES = (("ReZero-style gate (learnable, 0 at init)", REZERO), ("0.1", 0
                  ("2.0", 2.0), ("4.0", 4.0))
 
 
-# The first 128 layers' weights stay in memory once drawn (about 0.5 MB each, so up to 68 MB
-# once a learner has gone past depth 128; 17 MB at the notebook's depth 30): a depth step then
-# redraws without drawing its weights again, which was most of a step's time.
+# Layers whose weights stay in memory once drawn (0.5 MB each): the weight draws were most of
+# a depth step's time, and half of the static grid's (kept only while it is drawn, 470 MB).
 WIDGET_CACHE_LAYERS = 128
-# While the static widget's grid is drawn (thirteen wirings at depths up to 1000), the first 900
-# layers stay in memory (about 470 MB, drawn once and shared by the forked drawing processes):
-# the weight draws were half of the grid's time.
 STATIC_CACHE_LAYERS = 900
 _WIDGET_WEIGHTS = _WeightStream(_WIDGET_D, _WIDGET_SEED, cache_layers=WIDGET_CACHE_LAYERS)
 
@@ -527,21 +439,20 @@ def _cached_profile(depth: int, residual: bool, norm: str, scale) -> LayerProfil
 
 
 def widget_profile(depth: int, residual: bool, norm: str, scale) -> LayerProfile:
-    """The widget's measurement (width 128, 16 tokens, seed 0), cached per configuration.
-    A plain stack has no norm position or scale, so those do not enter its cache key."""
+    """The widget's measurement (width 128, 16 tokens, seed 0), cached per configuration
+    (a plain stack's ignores norm and scale)."""
     depth = check_int("depth", depth, minimum=1)
     check_bool("residual", residual)
     norm = check_choice("norm", norm, NORM_POSITIONS)
     scale = check_scale(scale)
-    check_cost({"depth": depth}, lambda depth: _profile_cost(depth, _WIDGET_D, _WIDGET_TOKENS, itemsize=4),
-               what="the activations of every layer and the weight draws")
+    _check_profile_cost("depth", depth, _WIDGET_D, _WIDGET_TOKENS)
     if not residual:
         norm, scale = "pre", 1.0
     return _cached_profile(depth, residual, norm, scale)
 
 
 def _configuration_name(residual: bool, norm: str, scale) -> str:
-    """A short name of one configuration, e.g. 'residual, pre-norm, scale 1.0'."""
+    """e.g. 'residual, pre-norm, scale 1'."""
     if not residual:
         return "plain (no skip path; norm position and scale do not apply)"
     scale_text = "ReZero-style gate (alpha = 0 at init)" if scale == REZERO else f"scale {scale:g}"
@@ -549,13 +460,10 @@ def _configuration_name(residual: bool, norm: str, scale) -> str:
 
 
 def _summary_text(profile: LayerProfile, residual: bool, norm: str, scale) -> str:
-    """The widget's small table: gradient and activation numbers of one profile, with a
-    note where a number has a special meaning (identity at init, overflow)."""
-    configuration = _configuration_name(residual, norm, scale)
+    """The widget's table of one profile, with a note where a number has a special meaning."""
     gain = profile.gain
-    finite = np.isfinite(profile.grad_norm).all() and np.isfinite(profile.act_std).all()
     rows = [
-        ("configuration", configuration),
+        ("configuration", _configuration_name(residual, norm, scale)),
         ("blocks", f"{profile.depth}"),
         ("grad norm at output", f"{profile.grad_norm[-1]:.4g}"),
         ("grad norm at input", f"{profile.grad_norm[0]:.4g}"),
@@ -571,14 +479,13 @@ def _summary_text(profile: LayerProfile, residual: bool, norm: str, scale) -> st
     elif residual and scale == REZERO:
         lines.append("note: at init alpha = 0, every post-norm block is just LayerNorm: y = LN(x). "
                      "The first one normalises; the rest barely change anything.")
-    if not finite:
+    if not (np.isfinite(profile.grad_norm).all() and np.isfinite(profile.act_std).all()):
         lines.append("warning: some values overflowed float32 (inf/NaN); the plot marks them.")
     return "\n".join(lines)
 
 
 def _log_ticks_around(ax, values) -> None:
-    """``plotting.log_ticks`` with at least a factor of 2 in view, so a flat line sits in
-    the middle with labelled ticks around it."""
+    """``plotting.log_ticks`` with at least a factor of 2 in view: a flat line sits among labelled ticks."""
     clipped, _, _ = plotting.log_safe(values)
     low, high = float(np.nanmin(clipped)), float(np.nanmax(clipped))
     if high / low < 2:
@@ -588,8 +495,8 @@ def _log_ticks_around(ax, values) -> None:
 
 
 def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = "pre", scale=1.0) -> str:
-    """Widget draw function: the gradient gain at every layer of one configuration (log
-    axis, under/overflow marked); returns the summary table (with activation stds)."""
+    """Notebook 07's widget: the gradient gain at every layer of one configuration (log axis,
+    under/overflow marked); returns the summary table."""
     check_figure("fig", fig)
     profile = widget_profile(depth, residual, norm, scale)
     scale = check_scale(scale)
@@ -604,8 +511,7 @@ def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = 
     gain0 = profile.gain[0]
     ax.set_title(f"Gradient at the input: x{gain0:.3g} the output's" if np.isfinite(gain0)
                  else "The gradient overflowed on its way back", y=1.0)
-    ax.set_xlabel("layer (0 = input)")
-    ax.set_ylabel("|grad at layer| / |grad at output|")
+    ax.set(xlabel="layer (0 = input)", ylabel="|grad at layer| / |grad at output|")
     ax.xaxis.set_major_locator(ticker.MaxNLocator(nbins=5, integer=True))  # fewer ticks, faster redraws
     _log_ticks_around(ax, profile.gain)
     if under or over:  # only then is there something for a legend to explain
@@ -614,10 +520,8 @@ def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = 
 
 
 def gradient_flow_plot(depth: int = 30, residual: bool = True, norm: str = "pre", scale=1.0):
-    """Notebook 07's live plot: depth (10-1000, redraws on release), residual on/off, norm
-    position and scale; norm and scale are greyed out for a plain stack. The defaults are
-    checked first: a slider would silently clip a depth outside 10-1000. Its static widget
-    offers depths 10 to 1000 log-spaced."""
+    """Notebook 07's live plot: depth (10-1000), residual on/off, norm position and scale (greyed
+    out for a plain stack). The defaults are checked: a slider would silently clip a depth."""
     import ipywidgets as widgets
 
     from .widgets import LivePlot

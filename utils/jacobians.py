@@ -1,9 +1,7 @@
-"""The chain rule for vectors: each layer's slope is a Jacobian matrix and a stack's is the
-product of the layers' Jacobians. A residual block's Jacobian is I + J_F: the skip path
-adds the identity. This module computes Jacobians of the NumPy block, checks them with
-finite differences, and follows the singular values of long products of Jacobians
-(computed in log space, so depth 1000 neither loses the smallest one to rounding nor
-overflows silently)."""
+"""The chain rule for vectors: a stack's Jacobian is the product of its layers', and a
+residual block's is I + J_F (the skip path adds the identity). Jacobians of the NumPy
+block, checked by finite differences, and the singular values of long products of
+Jacobians, computed in log space so that depth 1000 neither underflows nor overflows."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,14 +11,14 @@ from .numpy_block import forward
 from .plotting import (PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, legend_below, log_ticks, plot_log_safe,
                        use_fixed_margins)
 from .slopes import MAX_DEPTH, plotted_depths, text_table
-
-FIGURE_SIZE = {"width": 10.0, "height": 5.0}  # notebook 03's widget pictures: two panels, legend below
 from .validation import (check_array, check_axes, check_callable, check_cost, check_figure, check_float, check_int,
-                        check_sequence, invalid)
+                         check_sequence, invalid)
 
 __all__ = ["FIGURE_SIZE", "branch_jacobian", "block_jacobian", "finite_difference_jacobian", "draw_unit_circle_image",
            "random_layer_matrices", "product_singular_values", "draw_jacobian_products", "singular_values_plot",
            "drift_table"]
+
+FIGURE_SIZE = {"width": 10.0, "height": 5.0}  # notebook 03's widget pictures: two panels, legend below
 
 
 def branch_jacobian(x, w1, w2) -> np.ndarray:
@@ -42,27 +40,19 @@ def block_jacobian(x, w1, w2) -> np.ndarray:
 
 
 def finite_difference_jacobian(f, x, *, eps=1e-6) -> np.ndarray:
-    """Estimate the Jacobian of ``f`` at ``x`` by central differences,
-    column j = (f(x + eps e_j) - f(x - eps e_j)) / (2 eps): the independent check that
-    an analytic Jacobian is right before we trust it."""
+    """The Jacobian of ``f`` at ``x`` by central differences, column j = (f(x + eps e_j) -
+    f(x - eps e_j)) / (2 eps): the independent check of an analytic Jacobian."""
     check_callable("f", f, what="a function from a vector to a vector")
     x = check_array("x", x, ndim=1)
     eps = check_float("eps", eps, minimum=1e-12, maximum=1.0)
-    columns = []
-    for j in range(x.shape[0]):
-        step = np.zeros_like(x)
-        step[j] = eps
-        plus = check_array("f(x)", f(x + step), ndim=1)
-        minus = check_array("f(x)", f(x - step), ndim=1)
-        columns.append((plus - minus) / (2 * eps))
-    return np.stack(columns, axis=1)
+    value = lambda x: check_array("f(x)", f(x), ndim=1)
+    return np.stack([(value(x + step) - value(x - step)) / (2 * eps) for step in eps * np.eye(len(x))], axis=1)
 
 
 def draw_unit_circle_image(ax, matrix, *, points=200) -> np.ndarray:
-    """Draw the unit circle (every direction, length 1) and its image under the 2 x 2
-    ``matrix``, an ellipse, with the ellipse's semi-axes as arrows: their lengths are the
-    singular values, how much the matrix stretches its most stretched direction and
-    shrinks its least stretched one. Returns the singular values, largest first."""
+    """Draw the unit circle and its image under the 2 x 2 ``matrix``, an ellipse whose semi-axes
+    (arrows) are the singular values: how much the matrix stretches its most and least
+    stretched directions. Returns the singular values, largest first."""
     check_axes("ax", ax)
     matrix = check_array("matrix", matrix, shape=(2, 2))
     points = check_int("points", points, minimum=8, maximum=10_000)
@@ -79,13 +69,9 @@ def draw_unit_circle_image(ax, matrix, *, points=200) -> np.ndarray:
                                                                  mutation_scale=14, shrinkA=0, shrinkB=0))
         ax.plot([], [], color=color, lw=2, label=f"{name} singular value σ{k + 1} = {singular[k]:.2f}")
     reach = 1.15 * max(1.0, float(singular[0]))
-    ax.set_xlim(-reach, reach)
-    ax.set_ylim(-reach, reach)
-    ax.set_aspect("equal")
+    ax.set(xlim=(-reach, reach), ylim=(-reach, reach), aspect="equal", xlabel="first entry", ylabel="second entry")
     ax.axhline(0, color="grey", lw=0.8)
     ax.axvline(0, color="grey", lw=0.8)
-    ax.set_xlabel("first entry")
-    ax.set_ylabel("second entry")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2, fontsize=11, frameon=False)
     return singular
 
@@ -103,12 +89,8 @@ def random_layer_matrices(depth, dim, *, seed=0) -> np.ndarray:
 
 
 def _layer_jacobians(matrices, *, scale, residual) -> np.ndarray:
-    """The layers' Jacobians built from ``matrices`` W (shape (depth, d, d)): s W for
-    plain layers, I + s W for residual blocks, with s = ``scale`` the branch scale."""
-    jacobians = scale * matrices
-    if residual:
-        jacobians = jacobians + np.eye(matrices.shape[1])
-    return jacobians
+    """The layers' Jacobians from ``matrices`` W: s W for plain layers, I + s W for residual blocks."""
+    return scale * matrices + np.eye(matrices.shape[1]) if residual else scale * matrices
 
 
 def _log_top_singular(stack: np.ndarray, log_scales: np.ndarray) -> np.ndarray:
@@ -116,17 +98,28 @@ def _log_top_singular(stack: np.ndarray, log_scales: np.ndarray) -> np.ndarray:
         return log_scales + np.log10(np.linalg.svd(stack, compute_uv=False)[:, 0])
 
 
-def product_singular_values(jacobians, depths=None):
-    """Largest and smallest singular value of the products P_k = J_k ... J_2 J_1 at
-    each depth k in ``depths`` (default 1..len(jacobians)), as base-10 logarithms
-    ``(log10_largest, log10_smallest)``, so values far outside float64's range (1e-308
-    to 1e308) are still exact; -inf means exactly 0.
+def _renormalised(factors: np.ndarray, multiply, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """The running products of ``factors`` (``multiply(product, factor)``) divided by their
+    norm, and the log10 of what was divided out; zero (log -inf) after a zero product and
+    beyond the factors given, up to ``depth``."""
+    stack, logs = np.zeros((depth, *factors.shape[1:])), np.full(depth, -np.inf)
+    product, log = np.eye(factors.shape[1]), 0.0
+    for k, factor in enumerate(factors):
+        product = multiply(product, factor)
+        size = np.linalg.norm(product)
+        if size == 0:  # a zero layer: the product is 0 from here on
+            break
+        product, log = product / size, log + np.log10(size)
+        stack[k], logs[k] = product, log
+    return stack, logs
 
-    Why not just np.linalg.svd(P_k)? Rounding hides every singular value below about
-    1e-16 times the largest, and P_k overflows long before depth 1000. So the products
-    are renormalised at every step (their log size kept aside), the largest singular
-    value comes from P_k and the smallest as 1 / largest of P_k^-1 = J_1^-1 ... J_k^-1.
-    """
+
+def product_singular_values(jacobians, depths=None):
+    """``(log10_largest, log10_smallest)`` singular values of the products P_k = J_k ... J_1 at
+    each depth k in ``depths`` (default all), exact far outside float64's range (-inf: 0).
+    np.linalg.svd(P_k) would round away every singular value below 1e-16 times the largest
+    and overflow long before depth 1000, so the products are renormalised at every step,
+    and the smallest is 1 / the largest of P_k^-1 = J_1^-1 ... J_k^-1."""
     jacobians = check_array("jacobians", jacobians, ndim=3)
     depth, rows, cols = jacobians.shape
     if rows != cols:
@@ -140,35 +133,15 @@ def product_singular_values(jacobians, depths=None):
         layer_smallest = np.linalg.svd(jacobians, compute_uv=False)[:, -1]
         invertible = int(np.flatnonzero(layer_smallest == 0.0)[0])  # layers before the first singular one
         inverses = np.linalg.inv(jacobians[:invertible])
-    forward_stack = np.empty((depth, rows, rows))
-    inverse_stack = np.ones((depth, rows, rows))
-    forward_log = np.zeros(depth)
-    inverse_log = np.zeros(depth)
-    product, inverse = np.eye(rows), np.eye(rows)
-    log_p, log_q = 0.0, 0.0
-    for k in range(depth):
-        product = jacobians[k] @ product
-        size = np.linalg.norm(product)
-        if size == 0:  # a zero layer: the product is 0 from here on
-            forward_stack[k:], forward_log[k:] = 0.0, -np.inf
-            break
-        product, log_p = product / size, log_p + np.log10(size)
-        forward_stack[k], forward_log[k] = product, log_p
-        if k < invertible:
-            inverse = inverse @ inverses[k]
-            size = np.linalg.norm(inverse)
-            inverse, log_q = inverse / size, log_q + np.log10(size)
-            inverse_stack[k], inverse_log[k] = inverse, log_q
     pick = depths - 1
-    log_largest = _log_top_singular(forward_stack[pick], forward_log[pick])
-    log_smallest = -_log_top_singular(inverse_stack[pick], inverse_log[pick])
+    log_largest = _log_top_singular(*(part[pick] for part in _renormalised(jacobians, lambda p, j: j @ p, depth)))
+    log_smallest = -_log_top_singular(*(part[pick] for part in _renormalised(inverses, lambda p, j: p @ j, depth)))
     log_smallest[pick >= invertible] = -np.inf  # a singular layer makes the product singular
     return log_largest, log_smallest
 
 
 def _format_log10(log10_value) -> str:
-    """Print 10**``log10_value`` with two significant digits, even when it is far
-    outside float64's range (e.g. 3.2e-412), and exactly 0 as 0."""
+    """10**``log10_value`` with two significant digits, also far outside float64's range (3.2e-412)."""
     if log10_value == -np.inf:
         return "0"
     if -4 <= log10_value < 4:
@@ -188,11 +161,9 @@ def _power_of_ten(log10_values) -> np.ndarray:
 
 
 def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
-    """Draw the largest and smallest singular value of the product of ``depth`` layer
-    Jacobians against depth on a log axis: plain layers s W (vermillion) against
-    residual blocks I + s W (blue), with s = ``scale`` and the same random W for both.
-    Values beyond float64's range are clipped and marked. Returns a one-line summary.
-    This is the function behind notebook 03's widget."""
+    """Notebook 03's widget: the largest and smallest singular value of the product of the
+    layers' Jacobians against depth (log axis, values beyond float64 marked), plain layers
+    s W against residual blocks I + s W with s = ``scale``. Returns a one-line summary."""
     check_figure("fig", fig)
     depth = check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
     scale = check_float("scale", scale)
@@ -227,9 +198,8 @@ def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
 
 
 def singular_values_plot(depth: int = 50, scale: float = 0.1):
-    """Notebook 03's live plot: sliders for depth (1 to 1000 layers) and the branch scale s
-    (0 to 2), redrawing ``draw_jacobian_products``; its static widget offers depths 1 to
-    1000 log-spaced and scales 0 to 2."""
+    """Notebook 03's live plot of ``draw_jacobian_products``: sliders for depth (1 to 1000 layers)
+    and the branch scale s (0 to 2)."""
     depth = check_int("depth", depth, minimum=1, maximum=1000)
     scale = check_float("scale", scale, minimum=0.0, maximum=2.0)
     from .widgets import LivePlot, slider
@@ -241,10 +211,9 @@ def singular_values_plot(depth: int = 50, scale: float = 0.1):
 
 
 def drift_table(depths=(10, 50, 200, 1000), scales=(0.01, 0.1, 1.0), *, dim=16, seed=0) -> str:
-    """A table of how far the singular values of a product of residual Jacobians
-    I + s W drift from 1: for each depth L (rows) and branch scale s (columns), the
-    range smallest to largest, plus the rule s = 1/sqrt(L), and plain layers W (s = 1)
-    for comparison."""
+    """How far the singular values of a product of residual Jacobians I + s W drift from 1: the
+    range smallest to largest per depth L (rows) and branch scale s (columns, then s = 1/sqrt(L)
+    and plain layers W)."""
     depths = [check_int("depths", d, minimum=1, maximum=MAX_DEPTH)
               for d in check_sequence("depths", depths, what="whole numbers")]
     scales = [check_float("scales", s, minimum=0.0) for s in check_sequence("scales", scales, what="numbers")]

@@ -1,21 +1,11 @@
 """Pictures of a widget's draw function, kept by setting and drawn ahead of the learner.
 
-A redraw of a course figure costs 50-200 ms in matplotlib, about as long as everything else
-between a key press and the new picture on screen together. But the next setting a
-learner asks for is almost always one step away from the current one, and they look at
-each picture for a moment before moving on. So after each move, the settings one step
-away (the next step in the same direction first) are drawn in a background thread into a
-figure of their own, and a move to one of them only has to send the stored picture.
-
-matplotlib is not thread-safe, so every picture is drawn under ``plotting.DRAWING``, the
-lock every rendering of the course holds: the background thread never draws while the
-kernel's own thread does. A move to a setting
-that is being drawn ahead at that moment waits for that drawing instead of starting anew.
-Settings whose picture took longer than _SLOW_SECONDS are not drawn ahead of: there the
-learner sees the busy status anyway, and a jump elsewhere must not wait for a guess.
-
-Widgets draw into a ``_RedrawFigure``, which hands a drawing the axes of the last one, emptied,
-so a draw function stays a plain ``draw(fig, **values)`` that calls ``fig.subplots()``.
+A redraw costs 50-200 ms in matplotlib, but the next setting a learner asks for is almost
+always one step away, and they look at each picture for a moment first. So after each
+move the settings one step away are drawn in a background thread, and a move to one of
+them only sends the stored picture. Every picture is drawn under ``plotting.DRAWING``
+(matplotlib is not thread-safe); a setting slower than _SLOW_SECONDS is not drawn ahead of.
+Widgets draw into a ``_RedrawFigure``, which hands a drawing the last one's axes, emptied.
 """
 from __future__ import annotations
 
@@ -56,18 +46,15 @@ def _pause_before_each_cell() -> None:
 
 @atexit.register
 def _stop_drawing_ahead() -> None:
-    """At interpreter exit, let every background thread finish its picture and end: a thread
-    still inside torch or matplotlib when Python tears down aborts the whole process."""
+    """At exit, let every background thread finish: one inside torch or matplotlib aborts the teardown."""
     for pictures in list(_ALL):
         pictures.stop()
 
 
 class _RedrawFigure(Figure):
-    """A figure a widget draws into again and again. ``start()`` before each drawing empties
-    it; then ``subplots`` called as in the last drawing hands back the same axes, emptied
-    of everything a drawing adds (curves, texts, legends, titles, labels, scales, limits),
-    which skips making the axes and their ticks again: a third of a redraw of notebook 03's
-    two panels. The picture is the one a fresh figure gives (tested pixel for pixel)."""
+    """A figure a widget draws into again and again: after ``start()``, ``subplots`` called as in
+    the last drawing hands back the same axes, emptied, which skips making the axes and ticks
+    again (a third of a redraw). The picture is a fresh figure's (tested pixel for pixel)."""
 
     _kept = None  # (subplots' arguments, the axes it returned, every axes of the figure)
 
@@ -107,28 +94,23 @@ def _empty_axes(ax) -> None:
         ax.get_legend().remove()
     for loc in ("left", "center", "right"):
         ax.set_title("", loc=loc)
-    ax.set_xlabel("")
-    ax.set_ylabel("")
-    ax.set_xscale("linear")  # a scale change also resets the tick locators and formatters
-    ax.set_yscale("linear")
+    ax.set(xlabel="", ylabel="", xscale="linear", yscale="linear")  # a scale change also resets the tick locators
     ax.set_prop_cycle(None)  # the next curve takes the first colour again, as on new axes
     ax.relim()
     ax.set_autoscale_on(True)
 
 
 def _setting_key(values: dict) -> tuple:
-    """A hashable name for a setting ``{keyword: value}``. Floats are rounded to 12
-    significant digits, so 0.1 + 0.01 (a step computed here) and 0.11 (the browser's
-    step) name one setting."""
+    """A hashable name for a setting ``{keyword: value}``, floats rounded to 12 digits so that
+    0.1 + 0.01 (a step computed here) and 0.11 (the browser's) name one setting."""
     tidy = lambda v: float(f"{v:.12g}") if isinstance(v, float) else v
     return tuple(sorted((name, tidy(value)) for name, value in values.items()))
 
 
 def _nearby_values(control, direction: int = 1) -> list:
-    """The values one move away from ``control``'s value, most likely first: a slider's
-    next step in ``direction`` (+1 up, -1 down: the way it last moved), then the step back;
-    the neighbouring options of a selection slider; every other option of a dropdown or
-    toggle buttons; the other state of a checkbox. Empty for a control it does not know."""
+    """The values one move away from ``control``'s, most likely first: a slider's next step in
+    ``direction`` (+1 or -1: the way it last moved) then the step back, a selection slider's
+    neighbours, every other option, the other state of a checkbox (nothing for other controls)."""
     value = control.value
     if isinstance(control, (widgets.IntSlider, widgets.FloatSlider)):
         steps = (value + direction * control.step, value - direction * control.step)
@@ -146,9 +128,8 @@ def _nearby_values(control, direction: int = 1) -> list:
 
 
 class _Pictures:
-    """The pictures ``render(figure, values) -> picture`` gives, by setting: the last
-    ``capacity`` of them kept, and any setting asked for with ``draw_ahead`` drawn in a
-    background thread into ``spare_figure`` while the kernel is otherwise idle."""
+    """The last ``capacity`` pictures ``render(figure, values)`` gave, by setting; ``draw_ahead``
+    draws more in a background thread into ``spare_figure``."""
 
     def __init__(self, render, spare_figure, *, capacity: int = 48):
         self.capacity = capacity
@@ -168,9 +149,8 @@ class _Pictures:
         return len(self._kept)
 
     def find(self, values: dict):
-        """The kept picture for ``values``, or None. If that setting is being drawn ahead
-        right now, waits for it. Forgets the settings still waiting to be drawn ahead:
-        the learner has moved, so those guesses are stale."""
+        """The kept picture for ``values`` (waiting if it is being drawn ahead), or None. Forgets
+        the settings waiting to be drawn ahead: the learner has moved, they are stale guesses."""
         key = _setting_key(values)
         with self._changed:
             self._forget_wanted()
@@ -189,17 +169,19 @@ class _Pictures:
 
     def draw(self, figure, values: dict):
         """Draw ``values`` into ``figure`` now (in the caller's thread), keep and return it."""
-        with DRAWING:
-            start = time.perf_counter()
-            picture = self._render(figure, values)
-            seconds = time.perf_counter() - start
+        picture, seconds = self._timed(figure, values)
         with self._changed:
             self._keep(_setting_key(values), picture, seconds)
         return picture
 
+    def _timed(self, figure, values: dict):
+        with DRAWING:
+            start = time.perf_counter()
+            return self._render(figure, values), time.perf_counter() - start
+
     def draw_ahead(self, now: dict, settings: list[dict]) -> None:
-        """Draw ``settings`` (the ones a learner may pick next from ``now``) in the background,
-        in this order, replacing earlier requests; nothing if ``now`` was slow to draw."""
+        """Draw ``settings`` (a learner's likely next ones) in the background, in this order,
+        replacing earlier requests; nothing if ``now`` was slow to draw."""
         seconds = self.seconds(now)
         if seconds is None or seconds > _SLOW_SECONDS:
             return
@@ -213,14 +195,12 @@ class _Pictures:
             self._changed.notify_all()
 
     def idle(self, timeout: float = 10.0) -> bool:
-        """Wait (up to ``timeout`` seconds) until nothing is being or waiting to be drawn
-        ahead; whether that happened. What tests and benchmarks synchronise on."""
+        """Whether nothing is being or waiting to be drawn ahead within ``timeout`` seconds."""
         with self._changed:
             return self._changed.wait_for(lambda: not self._wanted and self._drawing_ahead is None, timeout)
 
     def pause(self, timeout: float = 10.0) -> bool:
-        """Forget the settings waiting to be drawn ahead, and wait (up to ``timeout`` seconds)
-        for the one in progress; whether it finished."""
+        """Forget the settings waiting to be drawn ahead; whether the one in progress finished in time."""
         with self._changed:
             self._forget_wanted()
         return self.idle(timeout)
@@ -258,10 +238,7 @@ class _Pictures:
                     continue
                 self._drawing_ahead = key
             try:
-                with DRAWING:
-                    start = time.perf_counter()
-                    picture = self._render(self._spare, values)
-                    seconds = time.perf_counter() - start
+                picture, seconds = self._timed(self._spare, values)
             except Exception:  # the kernel's own redraw of this setting will show the error
                 picture = None
             with self._changed:

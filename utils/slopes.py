@@ -1,7 +1,6 @@
-"""The chain rule through depth in one dimension: a stack of layers has the product of
-their slopes as its slope. A plain layer contributes f'(x); a residual block x + f(x)
-contributes 1 + f'(x), and that "1" (the skip path) keeps the product near 1 when the
-edits f'(x) are small."""
+"""The chain rule through depth in one dimension: a stack's slope is the product of its
+layers' slopes, f'(x) for a plain layer and 1 + f'(x) for a residual block, whose "1"
+(the skip path) keeps the product near 1 when the edits f'(x) are small."""
 from __future__ import annotations
 
 import numbers
@@ -22,9 +21,8 @@ _LEGEND_FONTSIZE = 11.0  # points: the course's smallest figure text, readable w
 
 
 def slope_products(slope, depth) -> np.ndarray:
-    """The slope of a stack of 1, 2, ..., ``depth`` layers that each have slope ``slope``:
-    ``slope**k`` for k = 1..depth, computed in float64 so that, as in a real network,
-    tiny products underflow to 0 and huge ones overflow to inf (no warning)."""
+    """``slope**k`` for k = 1..depth, the slope of a stack of k layers of slope ``slope``, in
+    float64: as in a real network, tiny products underflow to 0 and huge ones overflow to inf."""
     slope = check_float("slope", slope)
     depth = check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
     with np.errstate(over="ignore", under="ignore"):
@@ -50,8 +48,7 @@ def format_residual(value: float) -> str:
 
 
 def text_table(header, rows) -> str:
-    """Lay out ``rows`` (lists of strings) under ``header`` as a right-aligned text
-    table: stable plain text that nbval can compare exactly."""
+    """``rows`` (lists of strings) under ``header``, right-aligned: plain text nbval compares exactly."""
     header = check_sequence("header", header, what="strings")
     if not all(isinstance(cell, str) for cell in header):
         raise invalid("header", "a list of strings", header, error=TypeError)
@@ -74,21 +71,15 @@ def slope_table(depths=(1, 10, 20), *, plain_slope=0.5, edit=0.05) -> str:
     plain_slope = check_float("plain_slope", plain_slope)
     edit = check_float("edit", edit, minimum=0.0)
     header = ["layers", f"plain, slope {plain_slope:g}", f"residual, 1 + {edit:g}", f"residual, 1 - {edit:g}"]
-    rows = []
-    for depth in depths:
-        rows.append([str(depth), format_plain(slope_products(plain_slope, depth)[-1]),
-                     format_residual(slope_products(1 + edit, depth)[-1]),
-                     format_residual(slope_products(1 - edit, depth)[-1])])
+    rows = [[str(depth), format_plain(slope_products(plain_slope, depth)[-1]),
+             *(format_residual(slope_products(1 + sign * edit, depth)[-1]) for sign in (1, -1))] for depth in depths]
     return text_table(header, rows)
 
 
 def _factor_from_one(value) -> str:
-    """How far a product's size v is from 1 as a factor, max(v, 1/v), rounded *up* to two
-    significant digits so that "within a factor F of 1" stays true: 2.65 and 0.36 are
-    within a factor 2.8 of 1."""
-    value = abs(_real(value))
-    if value == 0 or not np.isfinite(value):
-        raise invalid("value", "a finite non-zero number", value)
+    """How far a finite non-zero v is from 1 as a factor, max(|v|, 1/|v|), rounded *up* to two
+    significant digits so that "within a factor F of 1" stays true."""
+    value = abs(value)
     factor = max(value, 1.0 / value)
     step = 10.0 ** (int(np.floor(np.log10(factor))) - 1)
     return f"{np.ceil(factor / step - 1e-9) * step:g}"
@@ -110,15 +101,10 @@ def _within(factor: str) -> str:
     return "exactly 1" if factor == "1" else f"within a factor {factor} of 1"
 
 
-def _near_one(value: float) -> bool:
-    return 1e-3 <= value <= 1e3
-
-
 def _residual_summary(low: float, high: float) -> str:
-    """The residual band in words: one factor for the whole band when both ends stay
-    within a factor 1000 of 1, otherwise what happened to each end."""
+    """The residual band in words: one factor for the band when both ends are near 1, else each end's fate."""
     low, high = abs(low), abs(high)
-    if _near_one(low) and _near_one(high):
+    if all(1e-3 <= value <= 1e3 for value in (low, high)):
         return (f"residual between {format_residual(low)} and {format_residual(high)} "
                 f"({_within(_factor_from_one(max(low, 1.0 / low, high, 1.0 / high)))})")
     return (f"residual between {format_residual(low)} ({_fate(low)}) "
@@ -126,9 +112,8 @@ def _residual_summary(low: float, high: float) -> str:
 
 
 def plotted_depths(depth, points=100) -> np.ndarray:
-    """The depths 1..``depth`` to draw: all of them up to ``points``, else ``points``
-    evenly spaced ones (a product of equal slopes is a straight line on a log axis, so
-    nothing is lost, and the picture redraws fast)."""
+    """The depths 1..``depth`` to draw: all up to ``points``, else ``points`` evenly spaced ones
+    (a product of equal slopes is a straight line on a log axis: nothing is lost)."""
     depth = check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
     points = check_int("points", points, minimum=2)
     if depth <= points:
@@ -137,11 +122,9 @@ def plotted_depths(depth, points=100) -> np.ndarray:
 
 
 def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
-    """Draw, on a log axis, the slope of a stack against its depth: plain layers of slope
-    ``plain_slope`` (vermillion) against residual blocks whose slopes lie in the band
-    1 - ``edit`` to 1 + ``edit`` (blue). Under- and overflowed products are clipped to
-    the plot's floor or ceiling and marked. Returns a one-paragraph summary. This is the
-    function behind notebook 02's widget."""
+    """Notebook 02's widget: a stack's slope against its depth (log axis, under- and overflows
+    marked), plain layers of slope ``plain_slope`` against residual blocks of slopes 1 - ``edit``
+    to 1 + ``edit``. Returns a one-paragraph summary."""
     check_figure("fig", fig)
     depth = check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
     plain_slope = check_float("plain_slope", plain_slope)
@@ -159,9 +142,8 @@ def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
                     color=RESIDUAL_COLOR, alpha=0.12, lw=0)
     ax.axhline(1.0, color="grey", lw=1, ls=":")
     log_ticks(ax)
-    ax.set_xlabel("depth (number of layers)")
+    ax.set(xlabel="depth (number of layers)", ylabel="|product of slopes| (log scale)")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_ylabel("|product of slopes| (log scale)")
     if depth == 1:
         ax.set_xlim(0.5, 1.5)
     ax.set_title(f"After {depth} layers: plain {format_plain(plain[-1])}, "
@@ -173,9 +155,8 @@ def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
 
 
 def slope_products_plot(depth: int = 20, plain_slope: float = 0.5, edit: float = 0.05):
-    """Notebook 02's live plot: sliders for depth (1 to 1000 layers), the plain layers' slope
-    (0 to 2) and the residual edit (0 to 1), redrawing ``draw_slope_products``; its static
-    widget offers depths 1 to 1000 log-spaced, slopes below, at and above 1, and edits 0 to 1."""
+    """Notebook 02's live plot of ``draw_slope_products``: sliders for depth (1 to 1000 layers),
+    the plain layers' slope (0 to 2) and the residual edit (0 to 1)."""
     depth = check_int("depth", depth, minimum=1, maximum=1000)
     plain_slope = check_float("plain_slope", plain_slope, minimum=0.0, maximum=2.0)
     edit = check_float("edit", edit, minimum=0.0, maximum=1.0)

@@ -1,14 +1,8 @@
-"""The one way the course builds a live plot: a plain, tested function
-``draw(fig, **values) -> text`` plus named controls, redrawn as SVG into an ``Image``
-whenever a control moves (``LivePlot``), and exported as a widget tree that works on a
-static web page with no kernel (``LivePlot.static_widget``).
-
-The widget only wires; all computing lives in the function, which notebooks also call
-once directly (``plotting.render``) for the static picture of the default state. Each
-lesson module exposes its plot as a function (``gradient_flow.gradient_flow_plot()``),
-and the notebook cell that shows it names that function in its metadata,
-``"live_plot": {"factory": "utils.<module>:<function>", "kwargs": {...}}``, so a tool can
-rebuild the same plot without running the notebook (``from_metadata``).
+"""The one way the course builds a live plot (``LivePlot``): a plain, tested function
+``draw(fig, **values) -> text`` plus named controls, redrawn as SVG whenever a control
+moves, and exported as a widget tree that works on a web page with no kernel
+(``LivePlot.static_widget``). Each lesson module builds its plot in a function named in
+the notebook cell's metadata, so a tool can rebuild it without the notebook (``from_metadata``).
 """
 from __future__ import annotations
 
@@ -33,15 +27,14 @@ from .pictures import _Pictures, _RedrawFigure, _nearby_values, _setting_key
 from .threads import cpu_share
 from .validation import check_callable, check_float, check_int, check_text, invalid
 
-__all__ = ["SLIDERS", "CHOICES", "SWITCHES", "slider", "accepts", "default_grid", "StaticPlot", "LivePlot",
-           "from_metadata", "draw_static_pictures"]
+__all__ = ["slider", "default_grid", "StaticPlot", "LivePlot", "from_metadata", "draw_static_pictures"]
 
 _BUSY = "⏳ computing…"
 _AHEAD = 4  # settings drawn ahead after each move: a slider's next steps, a choice's other options
 _STILL_DPI = 72  # a static widget's pictures: sharp at their own size, half the pixels of the live plot's
-SLIDERS = (widgets.IntSlider, widgets.FloatSlider)
-CHOICES = (widgets.Dropdown, widgets.ToggleButtons, widgets.RadioButtons, widgets.Select, widgets.SelectionSlider)
-SWITCHES = (widgets.Checkbox, widgets.ToggleButton)
+_SLIDERS = (widgets.IntSlider, widgets.FloatSlider)
+_CHOICES = (widgets.Dropdown, widgets.ToggleButtons, widgets.RadioButtons, widgets.Select, widgets.SelectionSlider)
+_SWITCHES = (widgets.Checkbox, widgets.ToggleButton)
 
 
 def slider(description: str, value, low, high, step=None):
@@ -52,12 +45,11 @@ def slider(description: str, value, low, high, step=None):
     is_int = lambda v: isinstance(v, numbers.Integral) and not isinstance(v, bool)
     whole = all(is_int(v) for v in (value, low, high)) and (step is None or is_int(step))
     check = check_int if whole else check_float
-    low = check("low", low)
-    high = check("high", high)
+    low, high = check("low", low), check("high", high)
     if high < low:
         raise invalid("low", f"at most high = {high}", low)
     value = check("value", value, minimum=low, maximum=high)
-    step = check("step", 1 if whole else 0.01, minimum=0) if step is None else check("step", step, minimum=0)
+    step = check("step", (1 if whole else 0.01) if step is None else step, minimum=0)
     if step <= 0 or step > high - low > 0:
         raise invalid("step", f"above 0 and at most high - low = {high - low}", step)
     kind = widgets.IntSlider if whole else widgets.FloatSlider
@@ -65,78 +57,64 @@ def slider(description: str, value, low, high, step=None):
                 style={"description_width": "initial"}, continuous_update=False)
 
 
-def accepts(control, value) -> bool:
+def _accepts(control, value) -> bool:
     """Whether ``control`` can show ``value``: a slider's value inside its range and on its
     steps, one of a choice's options, True or False for a checkbox."""
-    if not isinstance(control, widgets.ValueWidget):
-        raise invalid("control", "an ipywidgets value widget", control, error=TypeError)
-    if isinstance(control, SLIDERS):
+    if isinstance(control, _SLIDERS):
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not control.min <= value <= control.max:
             return False
         steps = (value - control.min) / control.step
         return abs(steps - round(steps)) < 1e-9
-    if isinstance(control, CHOICES):
+    if isinstance(control, _CHOICES):
         return not isinstance(value, np.ndarray) and any(value == option for option in control._options_values)
-    return isinstance(control, SWITCHES) and isinstance(value, bool)
+    return isinstance(control, _SWITCHES) and isinstance(value, bool)
 
 
 def default_grid(control) -> list:
     """The settings of ``control`` a static widget offers when its lesson names none: every
     option of a choice, both states of a checkbox, seven slider positions (log-spaced for a
     whole-number slider from 1 or more, even steps otherwise) and its current value."""
-    if isinstance(control, CHOICES):
+    if isinstance(control, _CHOICES):
         return list(control._options_values)
-    if isinstance(control, SWITCHES):
+    if isinstance(control, _SWITCHES):
         return [control.value, not control.value]
-    if not isinstance(control, SLIDERS):
+    if not isinstance(control, _SLIDERS):
         raise invalid("control", "a slider, a choice (dropdown, buttons) or a checkbox", control, error=TypeError)
     low, high, step = control.min, control.max, control.step
     spaced = np.geomspace(low, high, 7) if isinstance(control, widgets.IntSlider) and low >= 1 else np.linspace(low, high, 7)
     snapped = {min(high, low + round((v - low) / step) * step) for v in spaced}
-    if accepts(control, control.value):
+    if _accepts(control, control.value):
         snapped.add(control.value)
     return sorted(int(v) if isinstance(control, widgets.IntSlider) else float(f"{v:.12g}") for v in snapped)
 
 
 class StaticPlot(widgets.VBox):
-    """What ``LivePlot.static_widget`` returns: the controls, then nested ``Stack``s of
-    pictures, with ``links`` (``jslink``s from each control's index to its Stacks' selected
-    index) that are not in the tree and must be saved with it (``embed_state`` does)."""
+    """The controls over nested ``Stack``s of pictures, with ``links`` (``jslink``s from each
+    control to its Stacks) that are not in the tree and must be saved with it (``embed_state``)."""
 
     links: tuple = ()
     pictures = 0  # how many distinct pictures it holds
 
     def embed_state(self) -> dict:
-        """The widget state to embed in a web page (ipywidgets' ``embed_data``: the state
-        of this tree and its links, and its view): the page needs no kernel to work."""
+        """The widget state (of the tree and its links) and view to embed in a web page."""
         from ipywidgets.embed import dependency_state, embed_data
 
         return embed_data(views=[self], state=dependency_state([self, *self.links]))
 
 
 class LivePlot:
-    """Controls on top, a status line, then the picture and its text: the course's one
-    live plot.
+    """Controls on top, a status line, then the picture and its text: the course's one live plot.
 
-    ``controls`` maps each keyword of ``draw`` to an ipywidgets value widget. Moving any
-    control redraws at once (set ``continuous_update=False`` on sliders of slow
-    functions). ``greyed`` maps a control's name to a rule ``values -> bool`` saying when
-    that control does not matter (it is then greyed out). ``grid`` names, per control, the
-    settings a static widget offers (``default_grid`` for the others). ``static_setup``, a
-    context manager function, holds what every picture of the static grid shares while they
-    are drawn (before the drawing processes fork, so they share it too). ``last_seconds``
-    holds how long the last redraw took (``last_kept``: whether its picture had been drawn
-    ahead), and ``LivePlot.instances`` every live plot of the kernel, so a benchmark can
-    drive them.
-
-    After a learner's move, the settings one move away are drawn ahead in the background
-    (``utils.pictures``), so the next step usually only sends a finished picture. Set
-    ``LivePlot.keep_pictures = False`` to draw every move from scratch (as a benchmark times it).
-
-    The picture is an ``Image`` widget and the text an ``HTML`` one, not an ``Output``:
-    a redraw is then one message per widget, and notebook executors (nbclient, behind
-    ``jupyter nbconvert --execute``) never have to echo an Output's state back to the
-    kernel, which could make them miss the cell's reply and wait out their whole timeout.
+    ``controls`` maps each keyword of ``draw`` to an ipywidgets value widget; ``greyed`` maps
+    a control's name to a rule ``values -> bool`` saying when it does not matter (greyed
+    out); ``grid`` names, per control, the settings a static widget offers (``default_grid``
+    for the others); ``static_setup``, a context manager function, holds what the static
+    grid's pictures share while drawn (forked drawing processes share it too). The settings
+    one move away are drawn ahead in the background (``utils.pictures``) unless
+    ``LivePlot.keep_pictures`` is False; ``last_seconds``, ``last_kept`` (drawn ahead?) and
+    ``LivePlot.instances`` let a benchmark drive and time them. The picture is an ``Image``
+    and the text an ``HTML``, not an ``Output``: notebook executors (nbclient) then never
+    echo an Output's state back to the kernel, which could make them miss the cell's reply.
     """
 
     instances: "weakref.WeakSet[LivePlot]" = weakref.WeakSet()
@@ -160,7 +138,7 @@ class LivePlot:
             if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)) or not values:
                 raise invalid(f"grid[{name!r}]", "a non-empty list of settings", values, error=TypeError)
             for value in values:
-                if not accepts(controls[name], value):
+                if not _accepts(controls[name], value):
                     raise invalid(f"grid[{name!r}]", f"settings controls[{name!r}] accepts", value)
         self.size = (check_float("width", width, minimum=1, maximum=30),
                      check_float("height", height, minimum=1, maximum=30))
@@ -169,17 +147,13 @@ class LivePlot:
         self.controls = controls
         self.first = self.values()  # the setting the text discusses: a greyed control's stand-in
         self.figure = _RedrawFigure(*self.size)
-        self.status = widgets.HTML(value="")
+        self.status = widgets.HTML(value="").add_class("liveplot-status")
         pixels = round(self.size[0] * plotting.HOUSE_STYLE["figure.dpi"])  # as wide as the stored PNG of the same figure
         self.image = widgets.Image(format="svg+xml", layout=widgets.Layout(width=f"{pixels}px", max_width="100%",
                                                                            height="auto"))
-        self.caption = widgets.HTML(value="")
-        self.status.add_class("liveplot-status")
-        self.caption.add_class("liveplot-caption")
+        self.caption = widgets.HTML(value="").add_class("liveplot-caption")
         self.pictures = _Pictures(self._render, _RedrawFigure(*self.size))
-        self.text = None
-        self.last_seconds = None
-        self.last_kept = None
+        self.text = self.last_seconds = self.last_kept = None
         self._stills: dict = {}  # static pictures by setting
         self._still_figure = None
         for control in controls.values():
@@ -195,8 +169,7 @@ class LivePlot:
         return {name: control.value for name, control in self.controls.items()}
 
     def update(self) -> None:
-        """Show the picture for the current values: the one drawn ahead, or a new one
-        (with a busy status meanwhile)."""
+        """Show the picture for the current values: the one drawn ahead, or a new one."""
         start = time.perf_counter()
         values = self.values()
         picture = self.pictures.find(values) if LivePlot.keep_pictures else None
@@ -219,13 +192,10 @@ class LivePlot:
         return [dict(zip(names, setting)) for setting in itertools.product(*grids)]
 
     def static_widget(self, processes: int | None = None) -> StaticPlot:
-        """The same controls, restricted to ``static_grid()``, over nested ``Stack``s of
-        pictures (``plotting.figure_small_png``, each with its text and a tooltip that says
-        what it shows), wired only by ``jslink``s: it works on a web page with no kernel,
-        and no control can show a setting whose picture it lacks. Settings that differ
-        only in a greyed control share one picture. The pictures not drawn yet (see
-        ``draw_static_pictures``) are drawn in ``processes`` forked processes (as many as
-        the CPU share, ``threads.cpu_share()``, if None). Needs ipywidgets 8 (``Stack``)."""
+        """The same controls, offering only ``static_grid()``, over nested ``Stack``s of small
+        PNGs (each with its text and a tooltip), wired by ``jslink``s alone: it works with no
+        kernel. Settings that differ only in a greyed control share a picture. Pictures not
+        drawn yet are drawn as ``draw_static_pictures`` does. Needs ipywidgets 8 (``Stack``)."""
         if not hasattr(widgets, "Stack"):
             raise RuntimeError(f"static_widget needs ipywidgets 8 or newer (its Stack widget); this kernel has "
                                f"ipywidgets {widgets.__version__}. Build the course's site with requirements.txt.")
@@ -256,8 +226,7 @@ class LivePlot:
                 links.append(widgets.jslink((static[name], "index"), (stacks[key], "selected_index")))
             return stacks[key]
 
-        plot = StaticPlot([self._row(static.values()), tree(0, {})])
-        plot.add_class("liveplot-static")
+        plot = StaticPlot([self._row(static.values()), tree(0, {})]).add_class("liveplot-static")
         plot.links = tuple(links)
         plot.pictures = len(leaves)
         return plot
@@ -275,7 +244,7 @@ class LivePlot:
         values = list(self.grid.get(name) or default_grid(control))
         if not any(value == control.value for value in values):
             values.append(control.value)  # the setting the lesson starts from is always there
-            if isinstance(control, SLIDERS):
+            if isinstance(control, _SLIDERS):
                 values.sort()
         return values
 
@@ -283,7 +252,6 @@ class LivePlot:
         """``setting`` with every greyed control at its first value: they do not matter there."""
         return {name: self.first[name] if name in self.greyed and self.greyed[name](setting) else value
                 for name, value in setting.items()}
-
 
     @staticmethod
     def _row(controls) -> widgets.HBox:
@@ -309,7 +277,7 @@ class LivePlot:
         """Settings one move away from now, most likely first: the control just moved,
         onwards in the direction it moved, then every other control."""
         now = self.values()
-        down = isinstance(moved, SLIDERS) and previous > moved.value
+        down = isinstance(moved, _SLIDERS) and previous > moved.value
         order = sorted(self.controls.items(), key=lambda item: item[1] is not moved)
         return [{**now, name: value}
                 for name, control in order if not getattr(control, "disabled", False)
@@ -320,11 +288,9 @@ class LivePlot:
 
 
 def draw_static_pictures(plots, processes: int | None = None) -> int:
-    """Draw the static widgets' pictures of several live plots, every one not drawn yet, in
-    one pool of ``processes`` forked processes (as many as the CPU share if None); returns
-    how many were drawn. One pool for all the widgets of a site keeps every core busy to
-    the end, where a pool per widget would wait for each widget's slowest picture. The
-    processes inherit the plots, so nothing but settings and pictures crosses between them."""
+    """Draw every static picture of ``plots`` not drawn yet in one pool of ``processes`` forked
+    processes (the CPU share if None), which keeps every core busy to the end; returns how
+    many were drawn. The processes inherit the plots: only settings and pictures cross."""
     if not isinstance(plots, (list, tuple)) or not all(isinstance(plot, LivePlot) for plot in plots):
         raise invalid("plots", "a list of LivePlots", plots, error=TypeError)
     plots = list(plots)
@@ -385,10 +351,10 @@ def _static_control(control, values: list):
     to link: a slider becomes a SelectionSlider, a checkbox two toggle buttons."""
     style = {"description_width": "initial"}
     value = control.value
-    if isinstance(control, SLIDERS):
+    if isinstance(control, _SLIDERS):
         return widgets.SelectionSlider(options=[(f"{v:g}", v) for v in values], value=value, style=style,
                                        description=control.description, continuous_update=True)
-    if isinstance(control, SWITCHES):
+    if isinstance(control, _SWITCHES):
         return widgets.ToggleButtons(options=[("on" if v else "off", v) for v in values], value=value,
                                      description=control.description, style=style)
     labels = dict(zip(control._options_values, control._options_labels))
