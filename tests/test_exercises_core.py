@@ -491,3 +491,41 @@ def test_an_edit_in_place_names_the_argument_and_mentions_putting_back_only_when
     block.forward = lambda x: x.mul_(2)
     with pytest.raises(Mistake, match="changed its argument `x` in place"):
         core.call(block, torch.ones(2), name="forward", shown="x")
+
+
+def test_a_switch_an_answer_leaves_flipped_is_noted_after_the_tick_and_put_back():
+    def check(answer):
+        core.call(answer, np.ones(2), name="f", shown="ones")
+        return "fine."
+
+    def switches_autograd_off(x):
+        torch.set_grad_enabled(False)
+        return x * 2
+
+    said = Exercise("t", check, ["h"]).check(switches_autograd_off).message
+    assert said.startswith("fine. One thing to know: your function changed autograd (torch.set_grad_enabled)")
+    assert torch.is_grad_enabled()
+
+
+def test_an_argument_returned_as_the_result_is_named_once_its_values_are_right():
+    def check(answer):
+        core.expect_close(core.call(answer, np.ones(2), name="f", shown="ones"), np.ones(2), name="f", shown="ones")
+        return "fine."
+
+    said = Exercise("t", check, ["h"]).check(lambda x: x)
+    assert not said and "the values are right, but `f` returned its argument `x` itself" in said.message
+    assert Exercise("t", check, ["h"]).check(lambda x: x.copy())
+
+    def check_double(answer):
+        got = core.call(answer, np.array([1.0, 3.0]), name="f", shown="x")
+        core.expect_close(got, np.array([2.0, 6.0]), name="f", shown="x")
+        return "fine."
+
+    assert "0.5 times the right one" in Exercise("t", check_double, ["h"]).check(lambda x: x).message
+
+
+def test_minus_infinity_is_told_apart_from_an_overflow():
+    with pytest.raises(Mistake, match="returned minus infinity .* the log of 0"):
+        core.expect_close(np.array([-np.inf, 1.0]), np.array([2.0, 1.0]), name="f", shown="x")
+    with pytest.raises(Mistake, match="returned infinity .* past float64's range"):
+        core.expect_close(np.array([np.inf, 1.0]), np.array([2.0, 1.0]), name="f", shown="x")

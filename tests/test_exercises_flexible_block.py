@@ -59,6 +59,10 @@ CASES = [
          "two ReZeroBlocks share one `alpha`"),
         ("forward forces training mode", _rezero(_ALPHA, _RIGHT).replace("        return ", "        self.train()\n        return "),
          "switched the block to training mode"),
+        ("fc2 zeroed", _rezero(_ALPHA + "\n        nn.init.zeros_(self.fc2.weight)", _RIGHT), "starts with an all-zero weight"),
+        ("added and taken away", _rezero(_ALPHA, "x + self.fc2(F.gelu(self.fc1(self.alpha * x))) - "
+                                                 "self.fc2(F.gelu(self.fc1(torch.zeros_like(x))))"),
+         "must return x exactly"),
         ("fc1 without bias", _rezero(_ALPHA + "\n        self.fc1 = nn.Linear(d, 4 * d, bias=False)", _RIGHT),
          "has no bias (bias=False)"),
         ("alpha a float", _rezero("self.alpha = 0.0", _RIGHT), "`alpha` is a float, so the module does not register it"),

@@ -16,6 +16,7 @@ _LOOP = "    for _ in range(iterations):\n"
 CASES = [
     ExerciseCases(ex.sinkhorn, NOTEBOOK, "sinkhorn", wrong=[
         ("columns-first", _sinkhorn(_LOOP + _COLS + _ROWS), "columns first"),
+        ("the matrix itself at 0 iterations", _sinkhorn(_LOOP + _ROWS + _COLS), "returned its argument `matrix` itself"),
         ("rows-only", _sinkhorn(_LOOP + _ROWS), "only the rows sum to 1"),
         ("columns-only", _sinkhorn(_LOOP + _COLS), "only the columns sum to 1"),
         ("no-keepdim", _sinkhorn(_LOOP + _ROWS.replace(", keepdim=True", "") + _COLS), "lost their axis"),

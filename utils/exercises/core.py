@@ -39,7 +39,8 @@ CHECK_TIME_LIMIT = 300.0  # a backstop for a whole check, for learner code a che
 STUB_TEXT = "write your code here"  # the student edition's stub: raise NotImplementedError("Exercise NN.k: ...")
 SHOWN_OUTPUT = 400  # characters of the learner's printing shown after the verdict
 OTHER_EPS = (1e-8, 1e-7, 1e-6, 1e-4, 1e-3, 1e-2, 0.1, 1.0)  # what learners put for LayerNorm's eps instead of 1e-5
-_NOTES: list[str] = []  # what a right answer should still know, said after the ✓ (see call)
+_NOTES: list[str] = []
+_RETURNED_ARGUMENT: list[str] = []  # an answer that hands back its own input: said if nothing else was wrong  # what a right answer should still know, said after the ✓ (see call)
 GRADIENTS_LEFT = ("One thing to know: your code left gradients in the `.grad` of the weights of the model it was "
                   "given (`loss.backward()` does that). Harmless here, but a training loop that does not zero them "
                   "would add them to its next step; `torch.autograd.grad(loss, inputs)` computes only what you ask "
@@ -100,6 +101,7 @@ class Exercise:
                     _state_kept(), _time_limit(CHECK_TIME_LIMIT):
                 _clean_start()
                 _NOTES.clear()
+                _RETURNED_ARGUMENT.clear()
                 summary = self._checks(answer)
         except _TimeUp:
             return Feedback(self.title, False, f"the check was still running after {CHECK_TIME_LIMIT:g} s, so it "
@@ -121,6 +123,8 @@ class Exercise:
             return Feedback(self.title, False, f"the checker could not finish ({type(error).__name__}: {error}). "
                             "Check that your answer has the form the exercise asks for.",
                             printed=printed.shortened())
+        if _RETURNED_ARGUMENT:
+            return Feedback(self.title, False, _RETURNED_ARGUMENT[0], printed=printed.shortened())
         return Feedback(self.title, True, " ".join([summary, *dict.fromkeys(_NOTES)]), printed=printed.shortened())
 
     def hint(self) -> None:
@@ -166,12 +170,17 @@ def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, ti
     leaves must be the ones the learner's result is built from; no in-place check then).
     ``handed``, a list, receives the arguments as passed (to see what a result shares with them)."""
     passed = copy.deepcopy(args) if copies else args
+    arguments = passed
     if handed is not None:
-        handed.extend(passed)
+        handed.extend(arguments)
     time_limit = TIME_LIMIT if time_limit is None else time_limit
     try:
         with _state_kept(), _time_limit(time_limit):
-            result = answer(*passed)
+            before = _switches()
+            result = answer(*arguments)
+            _NOTES.extend(f"One thing to know: your function {change} and left it so. The check put it back, but "
+                          "in your notebook every later cell would run that way: undo it before returning, or use "
+                          "a `with` block (`torch.no_grad()`, `np.errstate(...)`)." for change in _changes(before))
     except _TimeUp:
         raise Mistake(f"`{name}` was still running after {time_limit:g} s when called with {shown}, so the check "
                       "stopped it. Look for a loop that never ends (a `while` whose condition stays true) or far "
@@ -229,7 +238,30 @@ def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, ti
                           "x.detach().clone().requires_grad_(True)): the caller's tensor must stay as it was.")
     if result is None:
         raise Mistake(f"`{name}` returned None when called with {shown}. Did you forget `return`?")
+    for position, argument in enumerate(arguments):  # wrong only once the values are right: see Exercise.check
+        if (isinstance(argument, np.ndarray) or hasattr(argument, "data_ptr")) and result is argument:
+            given = _parameter_name(answer, position)
+            _RETURNED_ARGUMENT.append(
+                f"the values are right, but `{name}` returned its argument "
+                f"{f'`{given}`' if given else f'number {position + 1}'} itself when called with {shown}. Return a new "
+                "array or tensor (for example `x.clone()` or `x.copy()`), so that changing the result later cannot "
+                "change the caller's input.")
     return result
+
+
+def _switches() -> dict:
+    """The global switches an answer may flip: NumPy's error handling, torch's grad mode and
+    default dtype."""
+    torch = sys.modules.get("torch")
+    state = {"NumPy's error handling (np.seterr)": np.geterr()}
+    if torch is not None:
+        state["autograd (torch.set_grad_enabled)"] = torch.is_grad_enabled()
+        state["torch's default dtype (torch.set_default_dtype)"] = torch.get_default_dtype()
+    return state
+
+
+def _changes(before: dict) -> list[str]:
+    return [f"changed {what}" for what, value in _switches().items() if before[what] != value]
 
 
 def as_array(value, name: str, shown: str) -> np.ndarray:
@@ -396,10 +428,12 @@ def expect_close(got, want, *, name: str, shown: str, mistakes=(), rtol: float =
         if wrong.shape == got.shape and np.allclose(got, wrong, rtol=rtol, atol=atol, equal_nan=True):
             raise Mistake(f"for {shown}: {explanation}")
     if not np.all(np.isfinite(got)) and np.all(np.isfinite(want)):
-        where = "NaN" if np.isnan(got).any() else "infinity"
-        raise Mistake(f"`{name}` returned {where} for {shown}; the right result is finite. "
-                      + ("NaN comes from 0 / 0, inf - inf or the log or square root of a negative number."
-                         if where == "NaN" else "A value grew past float64's range (about 1e308) on the way."))
+        where = "NaN" if np.isnan(got).any() else "infinity" if (got == np.inf).any() else "minus infinity"
+        raise Mistake(f"`{name}` returned {where} for {shown}; the right result is finite. " + {
+            "NaN": "NaN comes from 0 / 0, inf - inf or the log or square root of a negative number.",
+            "infinity": "A value grew past float64's range (about 1e308) on the way, or something was divided by 0.",
+            "minus infinity": "-inf comes from the log of 0 (a factor or value that is exactly 0), or from a value "
+                              "that fell below -1e308."}[where])
     shape = name_by_shape(got, want, rtol=rtol, atol=atol, precision=precision)
     if shape is not None:
         raise Mistake(f"for {shown}: {shape}")

@@ -160,6 +160,9 @@ def _instance(answer, d: int) -> nn.Module:
         if tuple(layer.weight.shape) != shape:
             raise Mistake(f"`{name}` of ReZeroBlock({d}) has weight shape {tuple(layer.weight.shape)}; "
                           f"expected {shape}: fc1 widens d to 4d, fc2 narrows 4d back to d.")
+        if not layer.weight.detach().any():
+            raise Mistake(f"`{name}` of ReZeroBlock({d}) starts with an all-zero weight. ReZero starts only the gate "
+                          "at 0; the branch keeps nn.Linear's own random start, or alpha would get no signal to grow.")
         if layer.bias is None:
             raise Mistake(f"`{name}` of ReZeroBlock({d}) has no bias (bias=False): keep the branch's layers as "
                           "the task gives them, nn.Linear with its bias. ReZero adds only the gate.")
@@ -218,6 +221,11 @@ def _check_rezero(answer) -> str:
         with torch.no_grad():
             branch = block.fc2(functional.gelu(block.fc1(x)))
             got = call(block, x, name="ReZeroBlock.forward", shown=f"{shown}, alpha = 0")
+            if isinstance(got, torch.Tensor) and got.shape == x.shape and not torch.equal(got, x) and \
+                    torch.allclose(got, x, rtol=1e-5, atol=1e-5):
+                raise Mistake(f"for {shown}, alpha = 0: your block must return x exactly, and it is off by up to "
+                              f"{float((got - x).abs().max()):.2g}: something is added and taken away again (or "
+                              "rounded) instead of the gate multiplying the branch, x + alpha * F(x).")
             expect_close(got, x, name="ReZeroBlock.forward", shown=f"{shown}, alpha = 0", rtol=0, atol=0, mistakes=[
                 (x + branch, "the block does not start as the identity: the gate is missing. Multiply the branch "
                  "by alpha: x + alpha * F(x)."),

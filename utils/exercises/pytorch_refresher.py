@@ -195,7 +195,8 @@ layer_norm = Exercise(
 
 # ----- Exercise 04.1: autograd against a central finite difference --------------------------
 
-_WEIGHT = torch.tensor([[0.5, -1.0, 0.3], [0.2, 0.8, -0.6]], dtype=torch.float64)
+with torch.inference_mode(False):  # a normal tensor even if this module is first imported under inference mode
+    _WEIGHT = torch.tensor([[0.5, -1.0, 0.3], [0.2, 0.8, -0.6]], dtype=torch.float64)
 
 
 def _cubic(x):

@@ -80,8 +80,8 @@ sinkhorn = Exercise(
     hints=[
         "`matrix.sum(dim=1, keepdim=True)` is the column of row sums; dividing by it makes every row sum to 1. "
         "`dim=0` gives the row of column sums.",
-        "Start from `out = matrix` and write `out = out / ...` (a new tensor) rather than `/=`, so the caller's "
-        "matrix is untouched.",
+        "Start from a copy, `out = matrix.clone()`, so the caller's matrix stays untouched and you return a new "
+        "tensor even when iterations is 0.",
         "Loop `iterations` times; in each pass divide by the row sums, then by the column sums.",
     ],
 )

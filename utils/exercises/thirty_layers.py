@@ -122,11 +122,10 @@ def _check_activation_gradient_norms(answer) -> str:
     stack, x, g, label = _norm_cases()[0]
     stack, x, g = copy.deepcopy((stack, x, g))
     x.requires_grad_(True)
+    shown = f"{label}, twice on the same input (one that already requires grad)"
     try:
-        first, second = answer(stack, x, g), answer(stack, x, g)
-    except Exception as error:
-        mistake = Mistake(f"`{name}` raised {type(error).__name__} ({error}) when called twice on the same input "
-                          "(one that already requires grad).")
+        first, second = (call(answer, stack, x, g, name=name, shown=shown, copies=False) for _ in range(2))
+    except Mistake as mistake:
         raise _explain_none(mistake, answer, stack, x, g) from None
     first, second = _as_floats(first, name, label), _as_floats(second, name, label)
     if np.allclose(second[0], 2 * first[0], rtol=1e-6) and not np.allclose(second[0], first[0], rtol=1e-6):
