@@ -61,8 +61,8 @@ class _DeepResidualMLP(nn.Module):
     def stream(self, x: torch.Tensor) -> list[torch.Tensor]:
         """The residual stream after the stem and after every block (L + 1 tensors)."""
         states = [torch.relu(self.stem(x))]
-        for block in self.blocks:
-            states.append(block(states[-1]))
+        for block in self.blocks:  # block(h) = h + branch(h), without re-checking h a thousand times deep
+            states.append(states[-1] + block.branch(states[-1]))
         return states
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
