@@ -39,8 +39,8 @@ CHECK_TIME_LIMIT = 300.0  # a backstop for a whole check, for learner code a che
 STUB_TEXT = "write your code here"  # the student edition's stub: raise NotImplementedError("Exercise NN.k: ...")
 SHOWN_OUTPUT = 400  # characters of the learner's printing shown after the verdict
 OTHER_EPS = (1e-8, 1e-7, 1e-6, 1e-4, 1e-3, 1e-2, 0.1, 1.0)  # what learners put for LayerNorm's eps instead of 1e-5
-_NOTES: list[str] = []
-_RETURNED_ARGUMENT: list[str] = []  # an answer that hands back its own input: said if nothing else was wrong  # what a right answer should still know, said after the ✓ (see call)
+_NOTES: list[str] = []  # what a right answer should still know, said after the ✓ (see call)
+_RETURNED_ARGUMENT: list[str] = []  # an answer that hands back its own input: said if nothing else was wrong
 GRADIENTS_LEFT = ("One thing to know: your code left gradients in the `.grad` of the weights of the model it was "
                   "given (`loss.backward()` does that). Harmless here, but a training loop that does not zero them "
                   "would add them to its next step; `torch.autograd.grad(loss, inputs)` computes only what you ask "
