@@ -29,7 +29,9 @@ def _pause_drawing_ahead(*_) -> None:
     cell has the CPU and torch's global random state to itself (drawing a model under
     ``fork_rng`` restores that state, which would undo or repeat a running cell's draws)."""
     for pictures in list(_ALL):
-        pictures.pause()
+        with pictures._changed:
+            pictures._forget_wanted()
+        pictures.idle(10.0)
 
 
 @atexit.register
@@ -148,8 +150,7 @@ class _Pictures:
     def seconds(self, values: dict) -> float | None:
         """How long the kept picture for ``values`` took to draw (None if none is kept)."""
         with self._changed:
-            kept = self._kept.get(_setting_key(values))
-        return None if kept is None else kept[1]
+            return self._kept.get(_setting_key(values), (None, None))[1]
 
     def draw(self, figure, values: dict):
         """Draw ``values`` into ``figure`` now (in the caller's thread), keep and return it."""
@@ -182,12 +183,6 @@ class _Pictures:
         """Whether nothing is being or waiting to be drawn ahead within ``timeout`` seconds."""
         with self._changed:
             return self._changed.wait_for(lambda: not self._wanted and self._drawing_ahead is None, timeout)
-
-    def pause(self, timeout: float = 10.0) -> bool:
-        """Forget the settings waiting to be drawn ahead; whether the one in progress finished in time."""
-        with self._changed:
-            self._forget_wanted()
-        return self.idle(timeout)
 
     def _forget_wanted(self) -> None:
         self._wanted.clear()

@@ -106,10 +106,13 @@ class LivePlot:
         for name, control in controls.items():
             if not isinstance(control, widgets.ValueWidget):
                 raise invalid(f"controls[{name!r}]", "an ipywidgets value widget", control, error=TypeError)
-        self.greyed = _by_control("greyed", greyed, controls)
+        for what, mapping in (("greyed", greyed), ("grid", grid)):
+            if not isinstance(mapping, dict | None) or not set(mapping or ()) <= set(controls):
+                raise invalid(what, "a dict whose keys are names of controls"
+                              f" ({', '.join(controls)})", mapping, error=TypeError)
+        self.greyed, self.grid = dict(greyed or {}), dict(grid or {})
         for name, rule in self.greyed.items():
             check_callable(f"greyed[{name!r}]", rule, what="a function values -> bool")
-        self.grid = _by_control("grid", grid, controls)
         for name, values in self.grid.items():
             if not isinstance(values, (list, tuple)) or not values:
                 raise invalid(f"grid[{name!r}]", "a non-empty list of settings", values, error=TypeError)
@@ -118,9 +121,7 @@ class LivePlot:
                     raise invalid(f"grid[{name!r}]", f"settings controls[{name!r}] accepts", value)
         self.size = (check_float("width", width, minimum=1, maximum=30),
                      check_float("height", height, minimum=1, maximum=30))
-        self.draw = draw
-        self.static_setup = static_setup
-        self.controls = controls
+        self.draw, self.static_setup, self.controls = draw, static_setup, controls
         self.first = self.values()  # the setting the text discusses: a greyed control's stand-in
         self.figure = _RedrawFigure(*self.size)
         self.status = widgets.HTML(value="").add_class("liveplot-status")
@@ -298,15 +299,6 @@ def _start_forked() -> None:
 def _forked_still(task: tuple[int, dict]):
     index, setting = task
     return _FORKED[index]._render(_FORKED[index].figure, setting, still=True)
-
-
-def _by_control(what: str, mapping, controls: dict) -> dict:
-    if mapping is None:
-        return {}
-    if not isinstance(mapping, dict) or not set(mapping) <= set(controls):
-        raise invalid(what, f"a dict whose keys are names of controls ({', '.join(controls)})", mapping,
-                      error=TypeError)
-    return dict(mapping)
 
 
 def _caption(text) -> str:
