@@ -4,7 +4,6 @@ from pathlib import Path
 
 import ipywidgets
 import pytest
-from ipywidgets.widgets.widget import _instances
 from ipywidgets.widgets.widget_link import Link
 
 from benchmarks import widget_sweep
@@ -207,6 +206,8 @@ def _sample(plot, name):
 def _follow_links(plot, static, setting):
     """What a browser does: set each control's index, let every jslink copy it to its Stack,
     then follow the selected children down to one picture."""
+    from ipywidgets.widgets.widget import _instances  # ipywidgets 8, as the static widget
+
     controls = dict(zip(plot.controls, static.children[0].children))
     for name, value in setting.items():
         controls[name].index = list(controls[name]._options_values).index(value)
