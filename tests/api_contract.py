@@ -63,8 +63,6 @@ EXEMPT_MODULES = {
 EXEMPT_CALLABLES = {
     # A NamedTuple of results that forward() fills in; nothing is computed from its fields.
     "utils.numpy_block.BlockSteps": "a record of forward()'s results",
-    # An ipywidgets VBox that LivePlot.static_widget fills; ipywidgets checks its children.
-    "utils.widgets.StaticPlot": "a VBox built by LivePlot.static_widget",
 }
 
 # Parameters that mean the same in every function.
@@ -372,7 +370,6 @@ VALID = {
     "utils.widgets.LivePlot": lambda: dict(draw=_draw, controls=_controls()),
     "utils.widgets.slider": lambda: dict(description="depth", value=2, low=1, high=4),
     "utils.widgets.default_grid": lambda: dict(control=_controls()["depth"]),
-    "utils.widgets.from_metadata": lambda: dict(metadata={"factory": "utils.blocks:block_plot", "kwargs": {}}),
     "utils.widgets.draw_static_pictures": lambda: dict(plots=[_live_plot()], processes=1),
     "utils.recipes.signal_plot": lambda: dict(depth=4),
     "utils.shattered.gradient_curves_plot": lambda: dict(depth=4),

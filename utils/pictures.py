@@ -1,12 +1,8 @@
 """Pictures of a widget's draw function, kept by setting and drawn ahead of the learner.
 
-A redraw costs 50-200 ms in matplotlib, but the next setting a learner asks for is almost
-always one step away, and they look at each picture for a moment first. So after each
-move the settings one step away are drawn in a background thread, and a move to one of
-them only sends the stored picture. Every picture is drawn under ``plotting.DRAWING``
-(matplotlib is not thread-safe); a setting slower than _SLOW_SECONDS is not drawn ahead of.
-Widgets draw into a ``_RedrawFigure``, which hands a drawing the last one's axes, emptied.
-"""
+A redraw costs 50-200 ms in matplotlib, but a learner's next setting is almost always one
+step away, and they look at each picture for a moment first: so the settings one step away
+are drawn in a background thread, under ``plotting.DRAWING`` (matplotlib is not thread-safe)."""
 from __future__ import annotations
 
 import atexit
@@ -29,19 +25,13 @@ _ALL: "weakref.WeakSet[_Pictures]" = weakref.WeakSet()
 
 
 def _pause_drawing_ahead(*_) -> None:
-    """Before each cell the kernel runs: finish every background picture and drop the guesses
-    still waiting (the next move of a control asks again). The learner's code then has the CPU
-    and torch's global random state to itself: drawing a model under ``fork_rng`` saves and
-    restores that state, which would undo or repeat the draws of a cell running meanwhile."""
+    """Before each cell: finish every background picture and drop the guesses waiting, so the
+    cell has the CPU and torch's global random state to itself (drawing a model under
+    ``fork_rng`` restores that state, which would undo or repeat a running cell's draws)."""
     for pictures in list(_ALL):
-        pictures.pause()
-
-
-def _pause_before_each_cell() -> None:
-    """Hook ``_pause_drawing_ahead`` into the running IPython kernel, once (nothing outside one)."""
-    shell = sys.modules["IPython"].get_ipython() if "IPython" in sys.modules else None
-    if shell is not None and _pause_drawing_ahead not in shell.events.callbacks["pre_run_cell"]:
-        shell.events.register("pre_run_cell", _pause_drawing_ahead)
+        with pictures._changed:
+            pictures._forget_wanted()
+        pictures.idle(10.0)
 
 
 @atexit.register
@@ -66,8 +56,17 @@ class _RedrawFigure(Figure):
         if self._kept is None or self.axes != self._kept[2]:
             self.clear()
             return
-        for ax in self.axes:
-            _empty_axes(ax)
+        for ax in self.axes:  # back to what a new Axes draws, except that its tick objects are kept
+            for artist in (*ax.lines, *ax.collections, *ax.patches, *ax.texts, *ax.images):
+                artist.remove()
+            if ax.get_legend() is not None:
+                ax.get_legend().remove()
+            for loc in ("left", "center", "right"):
+                ax.set_title("", loc=loc)
+            ax.set(xlabel="", ylabel="", xscale="linear", yscale="linear")  # resets locators too
+            ax.set_prop_cycle(None)  # the next curve takes the first colour again, as on new axes
+            ax.relim()
+            ax.set_autoscale_on(True)
         for artist in (*self.legends, *self.texts):
             artist.remove()
         self._suptitle = self._supxlabel = self._supylabel = None  # so suptitle() makes a new one
@@ -84,20 +83,6 @@ class _RedrawFigure(Figure):
     def clear(self, keep_observers: bool = False) -> None:
         self._kept = None
         super().clear(keep_observers)
-
-
-def _empty_axes(ax) -> None:
-    """Back to what a new Axes draws, except that its tick objects are kept."""
-    for artist in (*ax.lines, *ax.collections, *ax.patches, *ax.texts, *ax.images):
-        artist.remove()
-    if ax.get_legend() is not None:
-        ax.get_legend().remove()
-    for loc in ("left", "center", "right"):
-        ax.set_title("", loc=loc)
-    ax.set(xlabel="", ylabel="", xscale="linear", yscale="linear")  # a scale change also resets the tick locators
-    ax.set_prop_cycle(None)  # the next curve takes the first colour again, as on new axes
-    ax.relim()
-    ax.set_autoscale_on(True)
 
 
 def _setting_key(values: dict) -> tuple:
@@ -117,7 +102,6 @@ def _nearby_values(control, direction: int = 1) -> list:
         return [v for v in steps if control.min <= v <= control.max]
     options = getattr(control, "_options_values", None)
     if options is not None and not isinstance(value, tuple):
-        options = list(options)
         if isinstance(control, widgets.SelectionSlider):
             here = options.index(value)
             return [options[i] for i in (here + direction, here - direction) if 0 <= i < len(options)]
@@ -143,7 +127,9 @@ class _Pictures:
         self._stopped = False
         self.drawn_ahead = 0  # how many pictures the background thread has drawn
         _ALL.add(self)
-        _pause_before_each_cell()
+        shell = sys.modules["IPython"].get_ipython() if "IPython" in sys.modules else None
+        if shell is not None and _pause_drawing_ahead not in shell.events.callbacks["pre_run_cell"]:
+            shell.events.register("pre_run_cell", _pause_drawing_ahead)  # once per kernel
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -164,8 +150,7 @@ class _Pictures:
     def seconds(self, values: dict) -> float | None:
         """How long the kept picture for ``values`` took to draw (None if none is kept)."""
         with self._changed:
-            kept = self._kept.get(_setting_key(values))
-        return None if kept is None else kept[1]
+            return self._kept.get(_setting_key(values), (None, None))[1]
 
     def draw(self, figure, values: dict):
         """Draw ``values`` into ``figure`` now (in the caller's thread), keep and return it."""
@@ -198,12 +183,6 @@ class _Pictures:
         """Whether nothing is being or waiting to be drawn ahead within ``timeout`` seconds."""
         with self._changed:
             return self._changed.wait_for(lambda: not self._wanted and self._drawing_ahead is None, timeout)
-
-    def pause(self, timeout: float = 10.0) -> bool:
-        """Forget the settings waiting to be drawn ahead; whether the one in progress finished in time."""
-        with self._changed:
-            self._forget_wanted()
-        return self.idle(timeout)
 
     def _forget_wanted(self) -> None:
         self._wanted.clear()

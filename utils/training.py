@@ -40,17 +40,12 @@ def _as_data(model: nn.Module, x, y) -> tuple[torch.Tensor, torch.Tensor]:
 def _sgd_step(parameters: list, buffers: list, lr: float, momentum: float) -> None:
     """One step of SGD with momentum, in the same order of operations as torch.optim.SGD:
     buffer = grad on the first step, then momentum * buffer + grad; parameter -= lr * buffer."""
-    for i, parameter in enumerate(parameters):
+    for i, (parameter, buffer) in enumerate(zip(parameters, buffers)):
         grad = parameter.grad
-        if grad is None:
-            continue
-        if momentum != 0:
-            if buffers[i] is None:
-                buffers[i] = grad.detach().clone()
-            else:
-                buffers[i].mul_(momentum).add_(grad, alpha=1)
-            grad = buffers[i]
-        parameter.add_(grad, alpha=-lr)
+        if grad is not None and momentum != 0:
+            buffers[i] = grad = grad.clone() if buffer is None else buffer.mul_(momentum).add_(grad)
+        if grad is not None:
+            parameter.add_(grad, alpha=-lr)
 
 
 def _adam_run(model: nn.Module, loss_at, steps: int, lr: float) -> list[float]:
@@ -125,9 +120,8 @@ def train(model, x, y, *, steps: int = 200, lr: float = 0.05, momentum: float = 
 
 @torch.no_grad()
 def evaluate(model, x, y) -> tuple[float, float]:
-    """Return ``(mean cross-entropy loss, accuracy)`` of ``model`` on all of ``x, y``, in
-    eval mode (BatchNorm uses its running statistics) and without building a graph. The
-    model's previous train/eval mode is restored afterwards."""
+    """``(mean cross-entropy loss, accuracy)`` of ``model`` on all of ``x, y``, in eval mode
+    (BatchNorm's running statistics), without a graph; the model's own mode is restored."""
     check_module("model", model)
     x, y = _as_data(model, x, y)
     was_training = model.training
@@ -163,10 +157,9 @@ def weight_gradient_norms(model, x, y) -> list[float]:
 
 
 def warmup_lr(step: int, lr: float, warmup_steps: int) -> float:
-    """The learning rate of step ``step`` (counted from 1) under a linear warm-up: it rises
-    from ``lr / warmup_steps`` at step 1 to ``lr`` at step ``warmup_steps`` and stays there;
-    ``warmup_steps=0`` means no warm-up. Warm-up keeps the first updates small, while the
-    network's output is most sensitive to them."""
+    """The learning rate of step ``step`` (from 1) under a linear warm-up, ``lr / warmup_steps``
+    up to ``lr`` at step ``warmup_steps`` (0: none): it keeps the first updates small, while
+    the network's output is most sensitive to them."""
     step = check_int("step", step, minimum=1)
     lr = check_float("lr", lr, minimum=0.0)
     warmup_steps = check_int("warmup_steps", warmup_steps, minimum=0)
@@ -174,10 +167,9 @@ def warmup_lr(step: int, lr: float, warmup_steps: int) -> float:
 
 
 def output_change(before, after) -> float:
-    """How far an update moved what a network computes: ``|after - before| / |before|``,
-    norms over all entries of its outputs on the same input before and after the update.
-    This, not the gradient at initialisation, is what Liu et al. (2020) and DeepNet (Wang
-    et al. 2022) keep small: a large change means the next step starts somewhere new."""
+    """How far an update moved a network's outputs on one input, ``|after - before| / |before|``
+    over all entries: what Liu et al. (2020) and DeepNet (Wang et al. 2022) keep small, not the
+    gradient at initialisation, since after a large change the next step starts somewhere new."""
     before = check_tensor("before", before)
     after = check_tensor("after", after)
     if after.shape != before.shape:

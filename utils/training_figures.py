@@ -14,8 +14,7 @@ from .validation import check_array, check_int, check_sequence, invalid
 __all__ = ["loss_curves", "error_against_depth", "layer_gradients", "branch_ratios", "loss_surfaces",
            "single_lesions", "random_lesions", "gradient_grid", "autocorrelation_by_depth"]
 
-_ARCHITECTURE_COLORS = (("plain", plotting.PLAIN_COLOR), ("residual", plotting.RESIDUAL_COLOR))
-_ARCHITECTURES = ("plain", "residual")
+_COLORS = {"plain": plotting.PLAIN_COLOR, "residual": plotting.RESIDUAL_COLOR}  # by architecture
 
 
 def _chance(ax, level: float, label: str = "chance") -> None:
@@ -39,17 +38,12 @@ def _entries(name: str, mapping, keys, what: str, length: int | None = None) -> 
 
 
 def _run_keys(depths, seeds) -> list[tuple]:
-    return [(a, d, s) for a in _ARCHITECTURES for d in depths for s in seeds]
+    return [(a, d, s) for a in _COLORS for d in depths for s in seeds]
 
 
 def _whole_numbers(name: str, values, *, minimum: int) -> list[int]:
     """``values`` as a non-empty list of whole numbers of at least ``minimum``."""
     return [check_int(name, v, minimum=minimum) for v in check_sequence(name, values, what="whole numbers")]
-
-
-def _moving_average(values, window: int) -> np.ndarray:
-    window = min(window, len(values))
-    return np.convolve(np.asarray(values, dtype=np.float64), np.ones(window) / window, mode="valid")
 
 
 def loss_curves(runs: dict, depths, seeds, *, window: int = 10) -> None:
@@ -61,9 +55,11 @@ def loss_curves(runs: dict, depths, seeds, *, window: int = 10) -> None:
         check_array("runs", _entries("runs", run, ["losses"], "results")[0], ndim=1)
     fig, axes = plotting.new_figure(1, len(depths), width=3.4 * len(depths), height=3.8)
     for ax, depth in zip(np.atleast_1d(axes), depths):
-        for architecture, color in _ARCHITECTURE_COLORS:
+        for architecture, color in _COLORS.items():
             for seed in seeds:
-                curve = _moving_average(runs[architecture, depth, seed]["losses"], window)
+                losses = np.asarray(runs[architecture, depth, seed]["losses"], dtype=np.float64)
+                width = min(window, len(losses))  # a moving average over window steps
+                curve = np.convolve(losses, np.ones(width) / width, mode="valid")
                 ax.plot(np.arange(len(curve)) + window, curve, color=color, alpha=0.8, lw=1.5,
                         label=architecture if seed == seeds[0] else None)
         _chance(ax, math.log(10), "chance (ln 10)")
@@ -83,14 +79,13 @@ def error_against_depth(runs: dict, depths, seeds) -> None:
         for split in _entries("runs", run, ["train", "test"], "results"):
             check_array("runs", split, shape=(2,))
     fig, axes = plotting.new_figure(1, 2, width=10, height=4)
-    for ax, split in zip(axes, ("train", "test")):
-        for architecture, color in _ARCHITECTURE_COLORS:
+    for ax, (split, name) in zip(axes, (("train", "training"), ("test", "test"))):
+        for architecture, color in _COLORS.items():
             errors = np.array([[100 * (1 - runs[architecture, d, s][split][1]) for s in seeds] for d in depths])
             for column in errors.T:
                 ax.plot(depths, column, "o", color=color, alpha=0.6, ms=5)
             ax.plot(depths, np.median(errors, axis=1), "-", color=color, label=architecture)
         _chance(ax, 90, "chance (90% error)")
-        name = "training" if split == "train" else "test"
         ax.set(ylim=(0, 100), xticks=list(depths), xlabel="depth (weight layers)", ylabel=f"{name} error (%)",
                title=f"{name} set")
     axes[0].legend(loc="center left")
@@ -102,13 +97,13 @@ def layer_gradients(norms: dict, depth: int) -> None:
     """Gradient norm of every weight layer at initialisation, log axis; ``norms[architecture]``
     holds one value per layer (stem first)."""
     depth = check_int("depth", depth, minimum=2)
-    checked = _entries("norms", norms, _ARCHITECTURES, "gradient norms")
-    for architecture, values in zip(_ARCHITECTURES, checked):
+    checked = _entries("norms", norms, _COLORS, "gradient norms")
+    for architecture, values in zip(_COLORS, checked):
         if check_array("norms", values, ndim=1).shape != (depth,):
             raise invalid("norms", f"one value per weight layer, {depth} (depth) for {architecture}",
                           np.asarray(values))
     fig, ax = plotting.new_figure(width=7, height=4)
-    for (architecture, color), values in zip(_ARCHITECTURE_COLORS, checked):
+    for (architecture, color), values in zip(_COLORS.items(), checked):
         plotting.plot_log_safe(ax, np.arange(1, depth + 1), values, color=color,
                                label=f"{architecture}-{depth}")
     ax.set(xlabel=f"weight layer (1 = stem, {depth} = head)",
@@ -146,9 +141,8 @@ def loss_surfaces(surfaces: dict) -> None:
                           np.asarray(surface[2]))
     fig, axes = plotting.new_figure(1, len(surfaces), width=4.6 * len(surfaces), height=4.2)
     axes = np.atleast_1d(axes)
-    top = max(float(np.nanmax(s[2])) for s in surfaces.values())
-    bottom = min(float(np.nanmin(s[2])) for s in surfaces.values())
-    levels = np.geomspace(max(bottom, 1e-4), max(top, 10.0), 13)
+    every = np.concatenate([np.ravel(s[2]) for s in surfaces.values()], dtype=np.float64)
+    levels = np.geomspace(max(np.nanmin(every), 1e-4), max(np.nanmax(every), 10.0), 13)
     for ax, (name, (a, b, losses)) in zip(axes, surfaces.items()):
         filled = ax.contourf(a, b, np.clip(losses, levels[0], levels[-1]), levels=levels, cmap="viridis",
                              norm=LogNorm(vmin=float(levels[0]), vmax=float(levels[-1])))
@@ -166,12 +160,12 @@ def single_lesions(lesions: dict, seeds) -> None:
     """Test accuracy after each single deletion: residual blocks left, plain layers right;
     ``lesions[architecture, seed] = (intact accuracy, accuracies after each deletion)``."""
     seeds = _whole_numbers("seeds", seeds, minimum=0)
-    keys = [(a, s) for a in _ARCHITECTURES for s in seeds]
+    keys = [(a, s) for a in _COLORS for s in seeds]
     for entry in _entries("lesions", lesions, keys, "(intact, after deletions) accuracy pairs", 2):
         check_array("lesions", entry[0], ndim=0)
         check_array("lesions", entry[1], ndim=1)
     fig, axes = plotting.new_figure(1, 2, width=11, height=4)
-    for ax, (architecture, color), unit in zip(axes, _ARCHITECTURE_COLORS[::-1], ("block", "hidden layer")):
+    for ax, (architecture, color), unit in zip(axes, reversed(_COLORS.items()), ("block", "hidden layer")):
         for seed in seeds:
             intact, after = lesions[architecture, seed]
             ax.plot(np.arange(1, len(after) + 1), after, "o-", color=color, alpha=0.7, ms=4, lw=1,
@@ -212,7 +206,7 @@ def gradient_grid(curves: dict, rows, depths) -> None:
     row per ``(architecture, block_layers, label)`` in ``rows``, one column per depth;
     ``curves[architecture, block_layers, depth] = (x, dy/dx, lag-1 autocorrelation)``."""
     rows = check_sequence("rows", rows, what="(architecture, block_layers, label) triples")
-    if not all(isinstance(row, (tuple, list)) and len(row) == 3 and row[0] in dict(_ARCHITECTURE_COLORS)
+    if not all(isinstance(row, (tuple, list)) and len(row) == 3 and row[0] in _COLORS
                for row in rows):
         raise invalid("rows", "a list of (architecture, block_layers, label) triples, architecture "
                       "'plain' or 'residual'", rows, error=TypeError)
@@ -222,7 +216,7 @@ def gradient_grid(curves: dict, rows, depths) -> None:
     fig, axes = plotting.new_figure(len(rows), len(depths), width=10, height=2.4 * len(rows))
     axes = np.atleast_2d(axes)
     for r, (architecture, block_layers, label) in enumerate(rows):
-        color = dict(_ARCHITECTURE_COLORS)[architecture]
+        color = _COLORS[architecture]
         for c, depth in enumerate(depths):
             x, grad, correlation = curves[architecture, block_layers, depth]
             ax = axes[r, c]
@@ -239,11 +233,11 @@ def autocorrelation_by_depth(autocorrelation: dict, depths) -> None:
     """Lag-1 autocorrelation of dy/dx against depth (log axis) for plain and residual nets;
     ``autocorrelation[architecture, depth]``."""
     depths = _whole_numbers("depths", depths, minimum=1)
-    keys = [(a, d) for a in _ARCHITECTURES for d in depths]
+    keys = [(a, d) for a in _COLORS for d in depths]
     for value in _entries("autocorrelation", autocorrelation, keys, "autocorrelations"):
         check_array("autocorrelation", value, ndim=0)
     fig, ax = plotting.new_figure(width=7, height=4)
-    for architecture, color in _ARCHITECTURE_COLORS:
+    for architecture, color in _COLORS.items():
         ax.plot(depths, [autocorrelation[architecture, d] for d in depths], "o-", color=color, label=architecture)
     ax.axhline(0, color="black", ls="--", lw=1, label="white noise")
     ax.set_xscale("log")

@@ -1,14 +1,10 @@
 """The one way the course builds a live plot (``LivePlot``): a plain, tested function
-``draw(fig, **values) -> text`` plus named controls, redrawn as SVG whenever a control
-moves, and exported as a widget tree that works on a web page with no kernel
-(``LivePlot.static_widget``). Each lesson module builds its plot in a function named in
-the notebook cell's metadata, so a tool can rebuild it without the notebook (``from_metadata``).
-"""
+``draw(fig, **values) -> text`` plus named controls, redrawn as SVG whenever a control moves,
+and exported as a widget tree that works on a web page with no kernel (``static_widget``)."""
 from __future__ import annotations
 
 import contextlib
 import html
-import importlib
 import itertools
 import math
 import multiprocessing
@@ -27,7 +23,7 @@ from .pictures import _Pictures, _RedrawFigure, _nearby_values, _setting_key
 from .threads import cpu_share
 from .validation import check_callable, check_float, check_int, check_text, invalid
 
-__all__ = ["slider", "default_grid", "StaticPlot", "LivePlot", "from_metadata", "draw_static_pictures"]
+__all__ = ["slider", "default_grid", "LivePlot", "draw_static_pictures"]
 
 _BUSY = "⏳ computing…"
 _AHEAD = 4  # settings drawn ahead after each move: a slider's next steps, a choice's other options
@@ -88,34 +84,14 @@ def default_grid(control) -> list:
     return sorted(int(v) if isinstance(control, widgets.IntSlider) else float(f"{v:.12g}") for v in snapped)
 
 
-class StaticPlot(widgets.VBox):
-    """The controls over nested ``Stack``s of pictures, with ``links`` (``jslink``s from each
-    control to its Stacks) that are not in the tree and must be saved with it (``embed_state``)."""
-
-    links: tuple = ()
-    pictures = 0  # how many distinct pictures it holds
-
-    def embed_state(self) -> dict:
-        """The widget state (of the tree and its links) and view to embed in a web page."""
-        from ipywidgets.embed import dependency_state, embed_data
-
-        return embed_data(views=[self], state=dependency_state([self, *self.links]))
-
-
 class LivePlot:
     """Controls on top, a status line, then the picture and its text: the course's one live plot.
 
-    ``controls`` maps each keyword of ``draw`` to an ipywidgets value widget; ``greyed`` maps
-    a control's name to a rule ``values -> bool`` saying when it does not matter (greyed
-    out); ``grid`` names, per control, the settings a static widget offers (``default_grid``
-    for the others); ``static_setup``, a context manager function, holds what the static
-    grid's pictures share while drawn (forked drawing processes share it too). The settings
-    one move away are drawn ahead in the background (``utils.pictures``) unless
-    ``LivePlot.keep_pictures`` is False; ``last_seconds``, ``last_kept`` (drawn ahead?) and
-    ``LivePlot.instances`` let a benchmark drive and time them. The picture is an ``Image``
-    and the text an ``HTML``, not an ``Output``: notebook executors (nbclient) then never
-    echo an Output's state back to the kernel, which could make them miss the cell's reply.
-    """
+    ``draw`` is called with the values of ``controls`` (its keywords); ``greyed[name](values)``
+    says when a control does not matter, ``grid[name]`` lists the settings a static widget offers
+    and ``static_setup()`` holds what those pictures share. ``keep_pictures = False`` stops the
+    drawing ahead (for benchmarks). The text is an ``HTML``, not an ``Output``, whose state
+    notebook executors (nbclient) would echo back to the kernel and then miss the cell's reply."""
 
     instances: "weakref.WeakSet[LivePlot]" = weakref.WeakSet()
     keep_pictures = True
@@ -130,21 +106,22 @@ class LivePlot:
         for name, control in controls.items():
             if not isinstance(control, widgets.ValueWidget):
                 raise invalid(f"controls[{name!r}]", "an ipywidgets value widget", control, error=TypeError)
-        self.greyed = _by_control("greyed", greyed, controls)
+        for what, mapping in (("greyed", greyed), ("grid", grid)):
+            if not isinstance(mapping, dict | None) or not set(mapping or ()) <= set(controls):
+                raise invalid(what, "a dict whose keys are names of controls"
+                              f" ({', '.join(controls)})", mapping, error=TypeError)
+        self.greyed, self.grid = dict(greyed or {}), dict(grid or {})
         for name, rule in self.greyed.items():
             check_callable(f"greyed[{name!r}]", rule, what="a function values -> bool")
-        self.grid = _by_control("grid", grid, controls)
         for name, values in self.grid.items():
-            if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)) or not values:
+            if not isinstance(values, (list, tuple)) or not values:
                 raise invalid(f"grid[{name!r}]", "a non-empty list of settings", values, error=TypeError)
             for value in values:
                 if not _accepts(controls[name], value):
                     raise invalid(f"grid[{name!r}]", f"settings controls[{name!r}] accepts", value)
         self.size = (check_float("width", width, minimum=1, maximum=30),
                      check_float("height", height, minimum=1, maximum=30))
-        self.draw = draw
-        self.static_setup = static_setup
-        self.controls = controls
+        self.draw, self.static_setup, self.controls = draw, static_setup, controls
         self.first = self.values()  # the setting the text discusses: a greyed control's stand-in
         self.figure = _RedrawFigure(*self.size)
         self.status = widgets.HTML(value="").add_class("liveplot-status")
@@ -155,7 +132,6 @@ class LivePlot:
         self.pictures = _Pictures(self._render, _RedrawFigure(*self.size))
         self.text = self.last_seconds = self.last_kept = None
         self._stills: dict = {}  # static pictures by setting
-        self._still_figure = None
         for control in controls.values():
             control.observe(self._on_change, names="value")
         self.widget = widgets.VBox([self._row(controls.values()), self.status, self.image, self.caption])
@@ -187,15 +163,14 @@ class LivePlot:
 
     def static_grid(self) -> list[dict]:
         """Every setting the static widget offers: each control's grid, all combinations."""
-        names = list(self.controls)
-        grids = [self._grid_values(name) for name in names]
-        return [dict(zip(names, setting)) for setting in itertools.product(*grids)]
+        grids = {name: self._grid_values(name) for name in self.controls}
+        return [dict(zip(grids, setting)) for setting in itertools.product(*grids.values())]
 
-    def static_widget(self, processes: int | None = None) -> StaticPlot:
-        """The same controls, offering only ``static_grid()``, over nested ``Stack``s of small
-        PNGs (each with its text and a tooltip), wired by ``jslink``s alone: it works with no
-        kernel. Settings that differ only in a greyed control share a picture. Pictures not
-        drawn yet are drawn as ``draw_static_pictures`` does. Needs ipywidgets 8 (``Stack``)."""
+    def static_widget(self, processes: int | None = None) -> widgets.VBox:
+        """The same controls, offering only ``static_grid()``, over nested ``Stack``s of small PNGs
+        with their text, wired by ``jslink``s alone (widgets outside the tree: a page embeds them
+        too), so it works with no kernel. Settings that differ only in a greyed control share a
+        picture. Needs ipywidgets 8 (``Stack``)."""
         if not hasattr(widgets, "Stack"):
             raise RuntimeError(f"static_widget needs ipywidgets 8 or newer (its Stack widget); this kernel has "
                                f"ipywidgets {widgets.__version__}. Build the course's site with requirements.txt.")
@@ -203,7 +178,7 @@ class LivePlot:
         grids = {name: self._grid_values(name) for name in names}
         static = {name: _static_control(self.controls[name], grids[name]) for name in names}
         draw_static_pictures([self], processes)
-        leaves, stacks, links = {}, {}, []
+        leaves, stacks = {}, {}
         # One layout for every picture, shown at its own size (_STILL_DPI): a page holds hundreds.
         layout = widgets.Layout(width=f"{round(self.size[0] * _STILL_DPI)}px", max_width="100%", height="auto")
 
@@ -223,21 +198,10 @@ class LivePlot:
             if key not in stacks:
                 stacks[key] = widgets.Stack(children=children,
                                             selected_index=grids[name].index(self.controls[name].value))
-                links.append(widgets.jslink((static[name], "index"), (stacks[key], "selected_index")))
+                widgets.jslink((static[name], "index"), (stacks[key], "selected_index"))
             return stacks[key]
 
-        plot = StaticPlot([self._row(static.values()), tree(0, {})]).add_class("liveplot-static")
-        plot.links = tuple(links)
-        plot.pictures = len(leaves)
-        return plot
-
-    def _still(self, setting: dict) -> tuple[bytes, str, str]:
-        """The static picture of ``setting``: small PNG bytes, its text, and a text equivalent."""
-        self._still_figure = figure = self._still_figure or _RedrawFigure(*self.size)
-        with plotting.DRAWING:
-            figure.start()
-            text = self.draw(figure, **setting)
-            return plotting.figure_small_png(figure, dpi=_STILL_DPI), text or "", _describe_figure(figure, text)
+        return widgets.VBox([self._row(static.values()), tree(0, {})]).add_class("liveplot-static")
 
     def _grid_values(self, name: str) -> list:
         control = self.controls[name]
@@ -257,9 +221,13 @@ class LivePlot:
     def _row(controls) -> widgets.HBox:
         return widgets.HBox(list(controls), layout=widgets.Layout(flex_flow="row wrap"))
 
-    def _render(self, figure, values: dict) -> tuple[bytes, str | None]:
+    def _render(self, figure, values: dict, still: bool = False) -> tuple:
+        """The live picture of ``values`` (SVG bytes) and its text, or if ``still`` the static
+        widget's: small PNG bytes, its text and a text equivalent (for the tooltip)."""
         figure.start()
         text = self.draw(figure, **values)
+        if still:
+            return plotting.figure_small_png(figure, dpi=_STILL_DPI), text or "", _describe_figure(figure, text)
         return plotting.figure_svg(figure).encode(), text
 
     def _grey_out(self) -> None:
@@ -293,7 +261,6 @@ def draw_static_pictures(plots, processes: int | None = None) -> int:
     many were drawn. The processes inherit the plots: only settings and pictures cross."""
     if not isinstance(plots, (list, tuple)) or not all(isinstance(plot, LivePlot) for plot in plots):
         raise invalid("plots", "a list of LivePlots", plots, error=TypeError)
-    plots = list(plots)
     if processes is None:
         processes = max(1, math.floor(cpu_share()))
     processes = check_int("processes", processes, minimum=1, maximum=64)
@@ -313,7 +280,8 @@ def draw_static_pictures(plots, processes: int | None = None) -> int:
             with pool:
                 stills = pool.map(_forked_still, todo, chunksize=1)
         else:
-            stills = [plots[index]._still(setting) for index, setting in todo]
+            with plotting.DRAWING:  # the live plots' own figures: a drawing ahead may use them
+                stills = [plots[i]._render(plots[i].figure, s, still=True) for i, s in todo]
     for (index, setting), still in zip(todo, stills):
         plots[index]._stills[_setting_key(setting)] = still
     return len(todo)
@@ -330,16 +298,7 @@ def _start_forked() -> None:
 
 def _forked_still(task: tuple[int, dict]):
     index, setting = task
-    return _FORKED[index]._still(setting)
-
-
-def _by_control(what: str, mapping, controls: dict) -> dict:
-    if mapping is None:
-        return {}
-    if not isinstance(mapping, dict) or not set(mapping) <= set(controls):
-        raise invalid(what, f"a dict whose keys are names of controls ({', '.join(controls)})", mapping,
-                      error=TypeError)
-    return dict(mapping)
+    return _FORKED[index]._render(_FORKED[index].figure, setting, still=True)
 
 
 def _caption(text) -> str:
@@ -349,47 +308,22 @@ def _caption(text) -> str:
 def _static_control(control, values: list):
     """A kernel-free stand-in for ``control`` offering only ``values``, with an ``index``
     to link: a slider becomes a SelectionSlider, a checkbox two toggle buttons."""
-    style = {"description_width": "initial"}
-    value = control.value
     if isinstance(control, _SLIDERS):
-        return widgets.SelectionSlider(options=[(f"{v:g}", v) for v in values], value=value, style=style,
-                                       description=control.description, continuous_update=True)
-    if isinstance(control, _SWITCHES):
-        return widgets.ToggleButtons(options=[("on" if v else "off", v) for v in values], value=value,
-                                     description=control.description, style=style)
-    labels = dict(zip(control._options_values, control._options_labels))
-    return type(control)(options=[(labels[v], v) for v in values], value=value,
-                         description=control.description, style=style)
+        kind, labels = widgets.SelectionSlider, {v: f"{v:g}" for v in values}
+    elif isinstance(control, _SWITCHES):
+        kind, labels = widgets.ToggleButtons, {True: "on", False: "off"}
+    else:
+        kind, labels = type(control), dict(zip(control._options_values, control._options_labels))
+    return kind(options=[(labels[v], v) for v in values], value=control.value,
+                description=control.description, style={"description_width": "initial"})
 
 
 def _describe_figure(fig, text=None) -> str:
     """A text equivalent of a drawn figure, for a picture's tooltip or alt text: its titles,
     what each panel plots against what, and the draw function's ``text``."""
-    parts = [fig.get_suptitle()] if fig.get_suptitle() else []
+    parts = [fig.get_suptitle()]
     for ax in fig.axes:
-        title = ax.get_title()
         plotted = f"{ax.get_ylabel() or 'values'} against {ax.get_xlabel() or 'position'}"
-        parts.append(f"{title}: {plotted}" if title else f"Plot of {plotted}")
-    if text:
-        parts.append(str(text))
-    return ". ".join(part.strip().rstrip(".") for part in parts) + "."
+        parts.append(f"{ax.get_title()}: {plotted}" if ax.get_title() else f"Plot of {plotted}")
+    return ". ".join(part.strip().rstrip(".") for part in (*parts, str(text or "")) if part) + "."
 
-
-def from_metadata(metadata: dict) -> LivePlot:
-    """The live plot a notebook cell's ``live_plot`` metadata names,
-    ``{"factory": "utils.<module>:<function>", "kwargs": {...}}``, built again."""
-    if not isinstance(metadata, dict) or not isinstance(metadata.get("factory"), str):
-        raise invalid("metadata", 'a dict {"factory": "utils.<module>:<function>", "kwargs": {...}}', metadata,
-                      error=TypeError)
-    module, _, function = metadata["factory"].partition(":")
-    if not module.startswith("utils.") or not function.isidentifier():
-        raise invalid("metadata['factory']", "'utils.<module>:<function>'", metadata["factory"])
-    kwargs = metadata.get("kwargs", {})
-    if not isinstance(kwargs, dict):
-        raise invalid("metadata['kwargs']", "a dict of keyword arguments", kwargs, error=TypeError)
-    factory = getattr(importlib.import_module(module), function, None)
-    check_callable(f"{metadata['factory']}", factory, what="a function of that module")
-    plot = factory(**kwargs)
-    if not isinstance(plot, LivePlot):
-        raise invalid("metadata['factory']", "a function that returns a LivePlot", metadata["factory"], error=TypeError)
-    return plot
