@@ -19,9 +19,6 @@ from .validation import check_bool, check_cost, check_figure, check_float, check
 
 __all__ = ["sinkhorn", "mixing_matrices", "composite_gain", "hyper_stack", "draw_composite_gain"]
 
-_HC_COLOR = PALETTE[1]  # unconstrained hyper-connections
-_MHC_COLOR = PALETTE[2]  # doubly stochastic (Sinkhorn) hyper-connections
-
 
 def sinkhorn(matrix: torch.Tensor, iterations: int = 20) -> torch.Tensor:
     """A square matrix of positive entries made doubly stochastic (Sinkhorn-Knopp): rows,
@@ -33,11 +30,10 @@ def sinkhorn(matrix: torch.Tensor, iterations: int = 20) -> torch.Tensor:
     if not bool(torch.isfinite(matrix).all()) or not bool((matrix > 0).all()):
         raise invalid("matrix", "a tensor of finite positive entries (for example torch.exp(logits))", matrix)
     iterations = check_int("iterations", iterations, minimum=1, maximum=10_000)
-    out = matrix
     for _ in range(iterations):
-        out = out / out.sum(dim=1, keepdim=True)
-        out = out / out.sum(dim=0, keepdim=True)
-    return out
+        matrix = matrix / matrix.sum(dim=1, keepdim=True)
+        matrix = matrix / matrix.sum(dim=0, keepdim=True)
+    return matrix
 
 
 def mixing_matrices(depth: int, streams: int = 4, *, spread: float = 0.2, constrained: bool = False,
@@ -60,22 +56,17 @@ def mixing_matrices(depth: int, streams: int = 4, *, spread: float = 0.2, constr
     return [sinkhorn(torch.exp(4 * eye + spread * g), 50) if constrained else eye + spread * g for g in noises]
 
 
-def _check_matrices(matrices, name: str = "matrices") -> list[torch.Tensor]:
-    if isinstance(matrices, torch.Tensor) or not isinstance(matrices, (list, tuple)) or not matrices:
-        raise invalid(name, "a non-empty list of square tensors (from mixing_matrices)", matrices,
-                      error=TypeError)
-    for matrix in matrices:  # the first is checked before the others are compared with it
-        check_tensor(name, matrix, ndim=2, shape_text="(n, n)")
-        if matrix.shape[0] != matrix.shape[1] or matrix.shape != matrices[0].shape:
-            raise invalid(name, "square tensors all of the same size", matrix)
-    return list(matrices)
-
-
 def composite_gain(matrices) -> np.ndarray:
     """The most the skip path can amplify a stream after 1, 2, ..., L layers: the largest
     absolute row sum of the product H_l ... H_1 (its infinity norm), for each l. It is
     exactly 1 for every product of doubly stochastic matrices."""
-    matrices = _check_matrices(matrices)
+    if not isinstance(matrices, (list, tuple)) or not matrices:
+        raise invalid("matrices", "a non-empty list of square tensors (from mixing_matrices)", matrices,
+                      error=TypeError)
+    for matrix in matrices:  # the first is checked before the others are compared with it
+        check_tensor("matrices", matrix, ndim=2, shape_text="(n, n)")
+        if matrix.shape[0] != matrix.shape[1] or matrix.shape != matrices[0].shape:
+            raise invalid("matrices", "square tensors all of the same size", matrix)
     product, gains = torch.eye(matrices[0].shape[0], dtype=torch.float64), []
     for matrix in matrices:
         product = matrix.double() @ product
@@ -126,7 +117,8 @@ def draw_composite_gain(fig, gains: dict) -> str:
         values = np.asarray(values, dtype=np.float64)
         if values.ndim != 1 or values.size == 0:
             raise invalid("gains", "arrays of one gain per layer", values)
-        color = (_HC_COLOR, _MHC_COLOR)[index] if index < 2 else PALETTE[3 + index % 4]
+        # Unconstrained, then doubly stochastic (Sinkhorn) hyper-connections, then the rest.
+        color = PALETTE[1 + index] if index < 2 else PALETTE[3 + index % 4]
         plot_log_safe(ax, np.arange(1, values.size + 1), values, color=color, label=str(label))
         notes.append(f"{label}: {values[-1]:.3g} after {values.size} layers")
     ax.axhline(1.0, color="0.4", ls="--", lw=1, label="identity (gain 1)")
