@@ -10,18 +10,20 @@ import importlib.metadata as metadata
 import os
 import platform
 import sys
+from contextlib import suppress
 from dataclasses import dataclass
 
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
+
+from .threads import _cores
 
 __all__ = ["DISTRIBUTION", "TESTED_PYTHON", "IMPORT_NAMES", "NOT_A_KERNEL", "SCRIPT_KERNEL", "FRONT_ENDS",
            "NO_WIDGETS", "Report", "check"]
 
 DISTRIBUTION = "residual-course-utils"
 TESTED_PYTHON = "3.11"  # make test and make test-versions run Python 3.11 (binder/runtime.txt too)
-# Distribution name -> import name, where they differ.
-IMPORT_NAMES = {"scikit-learn": "sklearn"}
+IMPORT_NAMES = {"scikit-learn": "sklearn"}  # distribution name -> import name, where they differ
 NOT_A_KERNEL = "a terminal, not a notebook"  # python -m utils.environment, pytest
 SCRIPT_KERNEL = "a script, not a notebook app"  # nbclient, nbval: how the stored outputs are made
 FRONT_ENDS = ("Colab", "Binder", "VS Code", "JupyterLab", SCRIPT_KERNEL, NOT_A_KERNEL)
@@ -70,12 +72,9 @@ def _version_problem(name: str, version: str | None, tested: Requirement, on_col
     advises another version: that breaks Colab's runtime."""
     if version is None:
         return f"{name} is not installed: the cells that use it will fail; install {name}{tested.specifier}."
-    try:
-        inside = tested.specifier.contains(Version(version), prereleases=True)
-    except InvalidVersion:
-        inside = False
-    if inside:
-        return None
+    with suppress(InvalidVersion):  # a version packaging cannot read is outside every range
+        if tested.specifier.contains(Version(version), prereleases=True):
+            return None
     advice = (f"compare with the stored outputs, or use Binder (Colab's own {name} is best left as it is)"
               if on_colab else f"install {name}{tested.specifier}")
     return (f"{name} {version} is outside the tested range ({_describe_range(tested)}): if a cell fails or a printed "
@@ -116,7 +115,7 @@ def _import_problem(name: str) -> str | None:
 
 
 def _threads() -> str:
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cpus = _cores()
     torch = sys.modules.get("torch")
     if not torch:
         return f"{cpus} CPU cores here (PyTorch is not loaded yet)"
