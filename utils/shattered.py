@@ -31,19 +31,16 @@ def lag1_autocorrelation(values) -> float:
 
 
 def _freeze_batch_statistics(model: nn.Module, x: torch.Tensor) -> nn.Module:
-    """Set every BatchNorm layer's running mean and variance to the statistics of the
-    batch ``x`` and switch ``model`` to eval mode. Then the network is a fixed function of
-    each input on its own, so its input gradient is a well-defined curve."""
-    norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
-    saved = [m.momentum for m in norms]
-    for m in norms:
-        m.reset_running_stats()
-        m.momentum = None  # cumulative average: after one batch, exactly that batch's statistics
+    """Set every BatchNorm layer's running mean and variance to the statistics of the batch
+    ``x`` and switch ``model`` (a throwaway) to eval mode: then the network is a fixed function
+    of each input on its own, so its input gradient is a well-defined curve."""
+    for m in model.modules():
+        if isinstance(m, nn.modules.batchnorm._BatchNorm):
+            m.reset_running_stats()
+            m.momentum = None  # cumulative average: after one batch, exactly that batch's statistics
     model.train()
     with torch.no_grad():
         model(x)
-    for m, momentum in zip(norms, saved):
-        m.momentum = momentum
     return model.eval()
 
 
@@ -114,8 +111,7 @@ def draw_gradient_curves(fig, *, depth: int = 18, block_layers: int = 2, seed: i
         x, grad = _cached_curve(architecture, depth, block_layers, seed)
         finite = np.isfinite(grad)
         largest = float(np.abs(grad[finite]).max()) if finite.any() else 0.0
-        scale = largest if largest > 0 else 1.0
-        ax.plot(x[finite], offset + grad[finite] / scale, color=color, lw=1.2)
+        ax.plot(x[finite], offset + grad[finite] / (largest or 1.0), color=color, lw=1.2)
         correlation = lag1_autocorrelation(grad) if finite.all() and np.ptp(grad) > 0 else float("nan")
         ax.text(x[0], offset + 1.08, f"{architecture}: lag-1 autocorrelation {correlation:.2f}"
                 f"   (largest |dy/dx| = {largest:.2g})", color=color, fontsize=10)
