@@ -88,11 +88,10 @@ def draw_block_arrows(target, x, branch) -> Axes:
     points = np.array([[0.0, 0.0], x, y])
     low, high = points.min(axis=0), points.max(axis=0)
     pad = 0.15 * max(float((high - low).max()), 1e-9)
-    ax.set(xlim=(low[0] - pad, high[0] + pad), ylim=(low[1] - pad, high[1] + pad), aspect="equal")
+    ax.set(xlim=(low[0] - pad, high[0] + pad), ylim=(low[1] - pad, high[1] + pad), aspect="equal",
+           xlabel="first entry", ylabel="second entry", title="The block edits x; it does not replace it")
     ax.axhline(0, color="grey", lw=0.8)
     ax.axvline(0, color="grey", lw=0.8)
-    ax.set(xlabel="first entry", ylabel="second entry",
-           title="The block edits x; it does not replace it")
     ax.legend(loc="best")
     return ax
 

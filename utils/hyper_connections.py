@@ -1,12 +1,9 @@
-"""Hyper-connections: several residual streams mixed on the skip path by an n x n matrix,
-and the doubly stochastic constraint (Sinkhorn) of manifold-constrained hyper-connections.
-
-A layer keeps n copies of the stream, X of shape (..., n, d): X <- H X + post * F(LN(pre . X)),
-with ``pre`` the streams' average and ``post`` all 1 here; n = 1, H = 1 is the pre-LN block.
-Over L layers the skip path multiplies by H_L ... H_1, which compounds like any product
-(notebook 07) unless H is doubly stochastic (entries >= 0, rows and columns summing to 1):
-then no stream is amplified and the streams' average is an exact residual stream.
-"""
+"""Hyper-connections: n copies of the residual stream, X of shape (..., n, d), mixed on the skip
+path by an n x n matrix H (X <- H X + F(LN(the streams' average)); n = 1, H = 1 is the pre-LN
+block), and the doubly stochastic constraint (Sinkhorn) of manifold-constrained ones. Over L
+layers the skip path multiplies by H_L ... H_1, which compounds like any product (notebook 07)
+unless H is doubly stochastic (entries >= 0, rows and columns summing to 1): then no stream is
+amplified and the streams' average is an exact residual stream."""
 from __future__ import annotations
 
 import numpy as np
@@ -75,9 +72,8 @@ def composite_gain(matrices) -> np.ndarray:
 
 
 class _HyperConnectionLayer(nn.Module):
-    """One layer X <- H X + F(LN(mean of the streams)) added to every stream, on X of
-    shape (..., n, d). F is the course's pre-LN block branch (``blocks.LayerNormResidualBlock``:
-    LayerNorm, Linear(d, 4d), GELU, Linear(4d, d))."""
+    """One layer X <- H X + F(LN(mean of the streams)) on X of shape (..., n, d), F the branch of
+    ``blocks.LayerNormResidualBlock`` (Linear(d, 4d), GELU, Linear(4d, d))."""
 
     def __init__(self, mixing: torch.Tensor, d: int):
         super().__init__()
