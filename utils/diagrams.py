@@ -4,24 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
 from .plotting import PALETTE, RESIDUAL_COLOR
-from .validation import check_array, check_choice, invalid
+from .validation import check_array, check_axes, check_choice
 
 __all__ = ["BRANCH_COLOR", "draw_residual_block", "draw_block_arrows", "draw_transformer_block"]
 
 BRANCH_COLOR = PALETTE[2]  # green: the residual branch F and its output
-
-
-def _axes(target) -> Axes:
-    """Accept a Figure (a fresh axes is added) or an Axes."""
-    if isinstance(target, Axes):
-        return target
-    if isinstance(target, Figure):
-        return target.subplots()
-    raise invalid("target", "a matplotlib Figure or Axes", target, error=TypeError)
 
 
 def _arrow(ax, start, end, color):
@@ -29,11 +19,10 @@ def _arrow(ax, start, end, color):
                                  lw=2, shrinkA=0, shrinkB=0))
 
 
-def draw_residual_block(target) -> Axes:
-    """Draw the residual block diagram on ``target`` (a Figure or an Axes) and return the
-    axes: x goes through the branch F (W₁, ReLU, W₂) and, along the skip path, around it;
-    both reach the sum, so x arrives there twice."""
-    ax = _axes(target)
+def draw_residual_block(ax) -> Axes:
+    """Draw the residual block diagram on ``ax`` and return it: x goes through the branch F
+    (W₁, ReLU, W₂) and, along the skip path, around it; both reach the sum, so x arrives twice."""
+    check_axes("ax", ax)
     ax.set_axis_off()
     branch = ("W₁", "ReLU", "W₂")
     box_w, x0 = 1.3, 1.2  # x0: where the first box starts
@@ -71,12 +60,12 @@ def draw_residual_block(target) -> Axes:
     return ax
 
 
-def draw_block_arrows(target, x, branch) -> Axes:
-    """Draw x, F(x) and y = x + F(x) as 2-D arrows on ``target`` (a Figure or an Axes):
-    x from the origin, F(x) starting at the tip of x, y from the origin to where F(x) ends."""
+def draw_block_arrows(ax, x, branch) -> Axes:
+    """Draw x, F(x) and y = x + F(x) as 2-D arrows on ``ax``: x from the origin, F(x) starting
+    at the tip of x, y from the origin to where F(x) ends."""
     x = check_array("x", x, shape=(2,))
     branch = check_array("branch", branch, shape=(2,))
-    ax = _axes(target)
+    check_axes("ax", ax)
     y = x + branch
     for start, vector, color, label in (((0, 0), x, "black", f"x = {_vec(x)}"),
                                          (tuple(x), branch, BRANCH_COLOR, f"F(x) = {_vec(branch)}"),
@@ -100,12 +89,12 @@ def _vec(v) -> str:
     return "[" + ", ".join(f"{value:g}" for value in np.round(v, 4)) + "]"
 
 
-def draw_transformer_block(target, *, norm: str = "pre") -> Axes:
-    """Draw a transformer block on ``target`` (a Figure or an Axes) and return the axes: the
-    stream runs straight up, attention and the feed-forward network read from it and add back;
-    a LayerNorm starts each branch (``norm="pre"``) or follows each sum (``"post"``)."""
+def draw_transformer_block(ax, *, norm: str = "pre") -> Axes:
+    """Draw a transformer block on ``ax`` and return it: the stream runs straight up, attention
+    and the feed-forward network read from it and add back; a LayerNorm starts each branch
+    (``norm="pre"``) or follows each sum (``"post"``)."""
     check_choice("norm", norm, ("pre", "post"))
-    ax = _axes(target)
+    check_axes("ax", ax)
     ax.set_axis_off()
     box_w, box_h, branch_x = 3.2, 0.7, 2.5
 
