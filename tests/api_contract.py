@@ -105,7 +105,6 @@ ACCEPTS = {
     "utils.blocks.ReZeroBlock": {"multiplier": "negative zero huge", "alpha": "negative zero huge none"},
     "utils.plotting.log_safe": {"values": "negative zero nan inf huge array3d"},  # any magnitudes
     "utils.plotting.use_fixed_margins": {"left": "zero", "bottom": "zero"},  # no margin
-    "utils.shattered.input_gradient_curve": {"low": "negative zero", "high": "negative zero huge"},
     "utils.blocks.block_plot": {"scale": "zero"},  # the slider's left end
     # It answers whether a control can show a value, for any value at all.
     "utils.lesion.path_length_counts": {"n_blocks": "zero"},  # no block: one path, the skip

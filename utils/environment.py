@@ -115,12 +115,11 @@ def _import_problem(name: str) -> str | None:
 
 
 def _threads() -> str:
-    cpus = _cores()
     torch = sys.modules.get("torch")
     if not torch:
-        return f"{cpus} CPU cores here (PyTorch is not loaded yet)"
+        return f"{_cores()} CPU cores here (PyTorch is not loaded yet)"
     variable = os.environ.get("OMP_NUM_THREADS")
-    return (f"PyTorch computes on {torch.get_num_threads()} of the {cpus} CPU cores here"
+    return (f"PyTorch computes on {torch.get_num_threads()} of the {_cores()} CPU cores here"
             + (f" (the setting OMP_NUM_THREADS={variable} asks for that)" if variable else ""))
 
 

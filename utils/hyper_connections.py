@@ -6,6 +6,8 @@ unless H is doubly stochastic (entries >= 0, rows and columns summing to 1): the
 amplified and the streams' average is an exact residual stream."""
 from __future__ import annotations
 
+from itertools import accumulate
+
 import numpy as np
 import torch
 from torch import nn
@@ -64,11 +66,8 @@ def composite_gain(matrices) -> np.ndarray:
         check_tensor("matrices", matrix, ndim=2, shape_text="(n, n)")
         if matrix.shape[0] != matrix.shape[1] or matrix.shape != matrices[0].shape:
             raise invalid("matrices", "square tensors all of the same size", matrix)
-    product, gains = torch.eye(matrices[0].shape[0], dtype=torch.float64), []
-    for matrix in matrices:
-        product = matrix.double() @ product
-        gains.append(float(product.abs().sum(dim=1).max()))
-    return np.array(gains)
+    products = accumulate((matrix.double() for matrix in matrices), lambda product, matrix: matrix @ product)
+    return np.array([float(product.abs().sum(dim=1).max()) for product in products])
 
 
 class _HyperConnectionLayer(nn.Module):

@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from .mlp import make_mlp
-from .validation import check_array, check_cost, check_figure, check_float, check_int, check_sequence, invalid
+from .validation import check_array, check_cost, check_figure, check_int, check_sequence, invalid
 
 __all__ = ["lag1_autocorrelation", "input_gradient_curve", "gradient_autocorrelation", "draw_gradient_curves",
            "gradient_curves_plot"]
@@ -45,15 +45,11 @@ def _freeze_batch_statistics(model: nn.Module, x: torch.Tensor) -> nn.Module:
 
 
 def input_gradient_curve(architecture: str, depth: int, *, width: int = 200, n_inputs: int = 256,
-                         low: float = -2.0, high: float = 2.0, block_layers: int = 2,
-                         seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+                         block_layers: int = 2, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Build a freshly initialised 1 -> width -> ... -> width -> 1 network (``make_mlp``,
     BatchNorm statistics frozen at the batch of inputs) and return ``(x, dy/dx)`` at
-    ``n_inputs`` evenly spaced inputs in [low, high], computed in float64."""
+    ``n_inputs`` evenly spaced inputs in [-2, 2], computed in float64."""
     n_inputs = check_int("n_inputs", n_inputs, minimum=3)
-    low, high = check_float("low", low), check_float("high", high)
-    if not low < high:
-        raise invalid("low", f"below high={high}", low)
     depth = check_int("depth", depth, minimum=2)
     width = check_int("width", width, minimum=1)
     seed = check_int("seed", seed, minimum=0)
@@ -65,15 +61,12 @@ def input_gradient_curve(architecture: str, depth: int, *, width: int = 200, n_i
     model = make_mlp(architecture, depth, width=width, in_features=1, out_features=1,
                      block_layers=block_layers, seed=seed, dtype=torch.float64)
     model.requires_grad_(False)  # only dy/dx is wanted: backward then skips every weight gradient
-    x = torch.linspace(low, high, n_inputs, dtype=torch.float64).unsqueeze(1)
+    x = torch.linspace(-2.0, 2.0, n_inputs, dtype=torch.float64).unsqueeze(1)
     _freeze_batch_statistics(model, x)
     # In eval mode each output depends on its own input only: chunks keep a deep net's graph small.
     rows = max(16, min(n_inputs, 4096 // depth))
-    gradients = []
-    for chunk in x.split(rows):
-        chunk = chunk.clone().requires_grad_(True)
-        model(chunk).sum().backward()
-        gradients.append(chunk.grad[:, 0])
+    gradients = [torch.autograd.grad(model(chunk).sum(), chunk)[0][:, 0]
+                 for chunk in (part.clone().requires_grad_(True) for part in x.split(rows))]
     return x[:, 0].numpy(), torch.cat(gradients).numpy()
 
 

@@ -67,8 +67,7 @@ def check_float(name: str, value, *, minimum: float | None = None, maximum: floa
     """Return ``value`` as a finite float, or raise if it is not a real number in range."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise invalid(name, "a real number", value, error=TypeError)
-    value = float(value)
-    if not np.isfinite(value):
+    if not np.isfinite(value := float(value)):
         raise invalid(name, "finite", value)
     return _in_range(name, value, minimum, maximum)
 
