@@ -18,9 +18,6 @@ from .validation import check_cost, check_figure, check_float, check_int, check_
 
 __all__ = ["lr_sweep", "draw_lr_sweep", "first_step_change"]
 
-_DEPTH_COLORS = (PALETTE[5], PALETTE[0], PALETTE[6])  # shallow to deep: light blue, blue, black
-
-
 def _branch_scaled_mlp(depth: int, alpha: float, *, seed: int = 0) -> nn.Module:
     """Notebook 11's norm-free residual MLP of ``depth`` layers, each branch times L^(-``alpha``)."""
     model = build_deep_mlp(depth, "default", seed=seed)
@@ -90,7 +87,7 @@ def draw_lr_sweep(fig, sweep: dict, lrs, *, diverged: float = 10.0) -> str:
             values = np.asarray(sweep[alpha, depth], dtype=np.float64)
             if values.shape != lrs.shape:
                 raise invalid("lrs", f"one learning rate per loss ({values.size})", lrs)
-            color = _DEPTH_COLORS[index % len(_DEPTH_COLORS)]
+            color = (PALETTE[5], PALETTE[0], PALETTE[6])[index % 3]  # shallow to deep
             blown = ~(values <= diverged)
             ax.plot(lrs, np.where(blown, np.nan, values), "o-", color=color,
                     label=f"depth {depth} (L = {(depth - 2) // 2})")

@@ -28,7 +28,6 @@ def draw_residual_block(ax) -> Axes:
     box_w, x0 = 1.3, 1.2  # x0: where the first box starts
     xs = [x0 + i * (box_w + 0.5) for i in range(len(branch))]
     sum_x = xs[-1] + box_w + 0.9
-    end_x = sum_x + 1.6
     mid_y, skip_y = 0.0, 1.35
     ax.text(0.0, mid_y, "x", ha="center", va="center", fontsize=15, fontweight="bold")
     _arrow(ax, (0.25, mid_y), (x0, mid_y), "black")
@@ -52,10 +51,10 @@ def draw_residual_block(ax) -> Axes:
     _arrow(ax, (sum_x, mid_y + 0.6), (sum_x, mid_y + 0.28), RESIDUAL_COLOR)
     ax.text((0.6 + sum_x) / 2, skip_y + 0.2, "skip path (shortcut): carries x unchanged", color=RESIDUAL_COLOR,
             ha="center", va="bottom", fontsize=11)
-    _arrow(ax, (sum_x + 0.28, mid_y), (end_x - 0.9, mid_y), "black")
+    _arrow(ax, (sum_x + 0.28, mid_y), (sum_x + 0.7, mid_y), "black")
     # The label starts a little after the arrowhead, so the head stays visible.
-    ax.text(end_x - 0.72, mid_y, "y = x + F(x)", ha="left", va="center", fontsize=13, fontweight="bold")
-    ax.set(xlim=(-0.3, end_x + 1.55), ylim=(-1.15, skip_y + 0.7), aspect="equal",
+    ax.text(sum_x + 0.88, mid_y, "y = x + F(x)", ha="left", va="center", fontsize=13, fontweight="bold")
+    ax.set(xlim=(-0.3, sum_x + 3.15), ylim=(-1.15, skip_y + 0.7), aspect="equal",
            title="A residual block: y = x + F(x)")
     return ax
 

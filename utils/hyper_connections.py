@@ -20,9 +20,8 @@ __all__ = ["sinkhorn", "mixing_matrices", "composite_gain", "hyper_stack", "draw
 
 
 def sinkhorn(matrix: torch.Tensor, iterations: int = 20) -> torch.Tensor:
-    """A square matrix of positive entries made doubly stochastic (Sinkhorn-Knopp): rows,
-    then columns divided by their sums ``iterations`` times; the columns then sum to 1
-    exactly, the rows within a tolerance that shrinks with the iterations."""
+    """A square positive matrix made doubly stochastic (Sinkhorn-Knopp): rows, then columns divided
+    by their sums ``iterations`` times; columns then sum to 1 exactly, rows ever more nearly."""
     check_tensor("matrix", matrix, ndim=2, shape_text="(n, n)")
     if matrix.shape[0] != matrix.shape[1] or matrix.shape[0] == 0:
         raise invalid("matrix", "a square (n, n) tensor with n >= 1", matrix)
@@ -37,10 +36,9 @@ def sinkhorn(matrix: torch.Tensor, iterations: int = 20) -> torch.Tensor:
 
 def mixing_matrices(depth: int, streams: int = 4, *, spread: float = 0.2, constrained: bool = False,
                     seed: int = 0) -> list[torch.Tensor]:
-    """``depth`` stream-mixing matrices (float64, ``streams`` x ``streams``) near the identity,
-    as learning might leave hyper-connections that start there. Layer l draws G_l ~ N(0, 1):
-    H_l = I + ``spread`` G_l, or constrained, sinkhorn(exp(4 I + ``spread`` G_l)) (about 0.95
-    on the diagonal); the same seed gives the same G_l in both."""
+    """``depth`` float64 mixing matrices near the identity, as learning might leave them: from
+    G_l ~ N(0, 1) drawn from ``seed``, H_l = I + ``spread`` G_l, or constrained
+    sinkhorn(exp(4 I + ``spread`` G_l)) (about 0.95 on the diagonal), the same G_l in both."""
     depth = check_int("depth", depth, minimum=1)
     streams = check_int("streams", streams, minimum=1)
     spread = check_float("spread", spread, minimum=0.0, maximum=10.0)
@@ -56,9 +54,8 @@ def mixing_matrices(depth: int, streams: int = 4, *, spread: float = 0.2, constr
 
 
 def composite_gain(matrices) -> np.ndarray:
-    """The most the skip path can amplify a stream after 1, 2, ..., L layers: the largest
-    absolute row sum of the product H_l ... H_1 (its infinity norm), for each l. It is
-    exactly 1 for every product of doubly stochastic matrices."""
+    """The most the skip path can amplify a stream after l = 1, 2, ..., L layers: the infinity norm
+    (largest absolute row sum) of H_l ... H_1, exactly 1 for doubly stochastic matrices."""
     if not isinstance(matrices, (list, tuple)) or not matrices:
         raise invalid("matrices", "a non-empty list of square tensors (from mixing_matrices)", matrices,
                       error=TypeError)
@@ -86,9 +83,8 @@ class _HyperConnectionLayer(nn.Module):
 
 def hyper_stack(depth: int, *, streams: int = 4, d: int = 32, spread: float = 0.2, constrained: bool = False,
                 seed: int = 0) -> nn.Sequential:
-    """``depth`` hyper-connection layers in float64 with the mixing matrices of
-    ``mixing_matrices`` and branch weights drawn with torch's default initialisation from
-    ``seed`` (the same branches for both kinds of mixing). The global torch seed is untouched."""
+    """``depth`` float64 hyper-connection layers mixed by ``mixing_matrices``, branches drawn by
+    torch's default initialisation from ``seed`` (the same for both mixings; global seed kept)."""
     matrices = mixing_matrices(depth, streams, spread=spread, constrained=constrained, seed=seed)
     d = check_int("d", d, minimum=1)
     check_cost({"depth": depth, "d": d}, lambda depth, d: (8.0 * depth * 9 * d * d, 2.0 * depth * 9 * d * d),
@@ -99,9 +95,8 @@ def hyper_stack(depth: int, *, streams: int = 4, d: int = 32, spread: float = 0.
 
 
 def draw_composite_gain(fig, gains: dict) -> str:
-    """One line per entry of ``gains`` (label -> ``composite_gain`` array) on a log axis
-    against the number of layers; a dashed line at 1, the identity's gain. Returns a note
-    with each line's last value."""
+    """A line per entry of ``gains`` (label -> ``composite_gain``) on a log axis against layers,
+    a dashed one at 1 (the identity's gain); returns each line's last value."""
     check_figure("fig", fig)
     if not isinstance(gains, dict) or not gains:
         raise invalid("gains", "a non-empty dict label -> composite_gain(...) array", gains, error=TypeError)

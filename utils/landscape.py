@@ -1,9 +1,7 @@
-"""Two-dimensional slices of a trained network's loss surface (Li et al. 2018):
-L(w + a d1 + b d2) around the trained weights w for two random directions d1, d2. A layer
-followed by BatchNorm ignores the scale of its weights, so each row (a "filter") of a
-direction's weight matrix is rescaled to the norm of that row of w: *filter normalisation*.
-Biases and BatchNorm's own parameters stay where they are, as in the paper.
-"""
+"""Two-dimensional slices of a trained network's loss surface (Li et al. 2018): L(w + a d1 + b d2)
+around trained weights w for random directions d1, d2. A layer followed by BatchNorm ignores its
+weights' scale, so each row (a "filter") of a direction's matrix is rescaled to the norm of that
+row of w (*filter normalisation*); biases and BatchNorm's parameters stay, as in the paper."""
 from __future__ import annotations
 
 import copy
@@ -18,9 +16,8 @@ __all__ = ["loss_surface"]
 
 
 def _filter_normalised_direction(model, *, seed: int = 0) -> list[torch.Tensor]:
-    """One random direction in ``model``'s weight space drawn from ``seed``, a tensor per
-    parameter: Gaussian for every matrix, each row rescaled to the norm of that row of the
-    weights; zero for vectors (biases, BatchNorm's scale and shift)."""
+    """A random direction from ``seed``, a tensor per parameter: Gaussian for a matrix, each row
+    rescaled to the norm of that row of the weights; zero for vectors (biases, BatchNorm's)."""
     generator = torch.Generator().manual_seed(seed)
 
     def direction(weights):
@@ -36,11 +33,10 @@ def _filter_normalised_direction(model, *, seed: int = 0) -> list[torch.Tensor]:
 
 @torch.no_grad()
 def loss_surface(model, x, y, *, span: float = 1.0, points: int = 17, seed: int = 0):
-    """Mean cross-entropy of ``model`` on ``x, y`` at ``w + a d1 + b d2`` on a ``points`` squared
-    grid of ``a, b`` in [-span, span], two filter-normalised directions drawn from ``seed``, with
-    BatchNorm in training mode (eval mode would judge every moved point by the unmoved one's
-    running statistics). Returns ``(a values, b values, losses)``, losses[i, j] at a = values[j],
-    b = values[i]; the model's weights, running statistics and mode are restored afterwards."""
+    """Mean cross-entropy of ``model`` on ``x, y`` at ``w + a d1 + b d2`` for ``points`` values
+    each of ``a, b`` in [-span, span], directions from ``seed``, BatchNorm in training mode (eval
+    mode would judge every point by the unmoved one's statistics). Returns ``(a, b, losses)``,
+    losses[i, j] at a[j], b[i]; the model's weights, running statistics and mode are restored."""
     model = check_module("model", model)
     x = check_tensor("x", x, ndim=2, shape_text="(batch, features)")
     y = check_tensor("y", y, ndim=1, floating=False, shape_text="(batch,) of class indices")

@@ -1,9 +1,7 @@
-"""Lesion studies (Veit, Wilber and Belongie 2016): delete parts of a trained network at
-test time and see how much accuracy survives. A deleted residual block leaves its skip
-path; a deleted plain layer leaves its successor inputs it never saw. A lesioned network
-shares its remaining layers with the untouched original (fast for hundreds of deletions):
-evaluate it only, since training it would also change the original.
-"""
+"""Lesion studies (Veit, Wilber and Belongie 2016): delete parts of a trained network at test
+time and see how much accuracy survives. A deleted residual block leaves its skip path; a deleted
+plain layer leaves its successor inputs it never saw. A lesioned network shares its other layers
+with the original (fast for hundreds of deletions): evaluate it only: training changes both."""
 from __future__ import annotations
 
 import copy
@@ -22,9 +20,8 @@ _AN_MLP = "a utils.mlp.MLP (from make_mlp)"
 
 
 def path_length_counts(n_blocks: int) -> np.ndarray:
-    """Number of paths of each length 0..n_blocks through ``n_blocks`` residual blocks, exact:
-    each block is skipped or passed through, so C(n, k) of the 2**n paths pass through k
-    branches (Veit et al. 2016), most of them about n/2 blocks long."""
+    """Exact number of paths of each length 0..n through ``n_blocks`` residual blocks: C(n, k) of
+    the 2**n paths pass through k branches (Veit et al. 2016), most about n/2 blocks long."""
     n_blocks = check_int("n_blocks", n_blocks, minimum=0, maximum=1000)
     return np.array([math.comb(n_blocks, k) for k in range(n_blocks + 1)], dtype=object)
 

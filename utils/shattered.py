@@ -1,7 +1,6 @@
-"""Shattered gradients (Balduzzi et al. 2017): how the gradient of a deep network's output
-with respect to its input changes from one input to the next. In a smooth function
-neighbouring inputs have similar gradients (autocorrelation near 1); in a deep plain
-network the gradient looks like white noise (autocorrelation near 0)."""
+"""Shattered gradients (Balduzzi et al. 2017): how a deep network's input gradient changes from one
+input to the next. In a smooth function neighbouring inputs have similar gradients (autocorrelation
+near 1); in a deep plain network the gradient looks like white noise (autocorrelation near 0)."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -31,9 +30,8 @@ def lag1_autocorrelation(values) -> float:
 
 
 def _freeze_batch_statistics(model: nn.Module, x: torch.Tensor) -> nn.Module:
-    """Set every BatchNorm layer's running mean and variance to the statistics of the batch
-    ``x`` and switch ``model`` (a throwaway) to eval mode: then the network is a fixed function
-    of each input on its own, so its input gradient is a well-defined curve."""
+    """Fix every BatchNorm layer's running statistics at the batch ``x``'s, then eval mode: a fixed
+    function of each input, whose gradient is a well-defined curve (``model``: a throwaway)."""
     for m in model.modules():
         if isinstance(m, nn.modules.batchnorm._BatchNorm):
             m.reset_running_stats()
@@ -46,9 +44,8 @@ def _freeze_batch_statistics(model: nn.Module, x: torch.Tensor) -> nn.Module:
 
 def input_gradient_curve(architecture: str, depth: int, *, width: int = 200, n_inputs: int = 256,
                          block_layers: int = 2, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Build a freshly initialised 1 -> width -> ... -> width -> 1 network (``make_mlp``,
-    BatchNorm statistics frozen at the batch of inputs) and return ``(x, dy/dx)`` at
-    ``n_inputs`` evenly spaced inputs in [-2, 2], computed in float64."""
+    """``(x, dy/dx)`` in float64 at ``n_inputs`` evenly spaced x in [-2, 2] for a fresh network
+    1 -> width -> ... -> 1 (``make_mlp``), BatchNorm statistics frozen at the batch of inputs."""
     n_inputs = check_int("n_inputs", n_inputs, minimum=3)
     depth = check_int("depth", depth, minimum=2)
     width = check_int("width", width, minimum=1)
@@ -120,9 +117,8 @@ def draw_gradient_curves(fig, *, depth: int = 18, block_layers: int = 2, seed: i
 
 
 def gradient_curves_plot(depth: int = 18, block_layers: int = 2):
-    """Notebook 09's live plot: depth (2 to 200 weight layers, redrawn on release) and
-    two- or one-layer blocks, redrawing ``draw_gradient_curves``; its static widget offers
-    depths 2 to 200 log-spaced, with 18 (plain already noise) and 52."""
+    """Notebook 09's live plot of ``draw_gradient_curves``: depth (2 to 200 weight layers, redrawn
+    on release; the static widget has 2 to 200 log-spaced, with 18 and 52) and the block size."""
     import ipywidgets as widgets
 
     from .widgets import LivePlot, slider

@@ -71,9 +71,8 @@ def cpu_share(environ=None) -> float:
 
 
 def _thread_count(environ=os.environ, share: float | None = None) -> int:
-    """The threads a kernel should use: ``COURSE_THREADS`` if a teacher set it, else an
-    ``OMP_NUM_THREADS`` already set (the tests set 1), else one (see the module docstring),
-    never more than the CPU ``share`` (default ``cpu_share()``) rounded down, at least one."""
+    """The threads a kernel should use: ``COURSE_THREADS``, else ``OMP_NUM_THREADS`` (the tests set
+    1), else one, never more than the CPU ``share`` (default ``cpu_share()``) rounded down."""
     share = cpu_share(environ) if share is None else share
     for variable in (COURSE_THREADS, "OMP_NUM_THREADS"):
         value = environ.get(variable, "").strip()
@@ -88,8 +87,7 @@ def fit_cpu_share() -> int:
     """Apply ``_thread_count()`` to this process: the libraries' variables for what loads later,
     and torch's own setting if torch is already loaded. Returns the count."""
     count = _thread_count()
-    for variable in LIBRARY_VARIABLES:
-        os.environ[variable] = str(count)
+    os.environ.update(dict.fromkeys(LIBRARY_VARIABLES, str(count)))
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(count)
     return count

@@ -200,10 +200,9 @@ def _in_units(value: float, units: dict) -> str:
 
 
 def check_cost(sizes: dict, cost: Callable[..., tuple[float, float]], *, what: str) -> None:
-    """Refuse, before anything is allocated, a call whose ``cost(**sizes)`` (bytes, simple
-    operations) exceeds ``MAX_BYTES`` or ``MAX_OPERATIONS``: a ValueError naming the size
-    furthest beyond what fits, what the call needs for ``what``, and the largest value of that
-    size accepted with the others unchanged (``sizes``: already checked, positive)."""
+    """Refuse a call whose ``cost(**sizes)`` (bytes, operations; ``sizes`` checked, positive)
+    exceeds ``MAX_BYTES`` or ``MAX_OPERATIONS``: a ValueError naming the size furthest beyond what
+    fits, what the call needs for ``what``, and the largest value of that size accepted."""
     def fits(**changed) -> bool:
         nbytes, operations = cost(**{**sizes, **changed})
         return nbytes <= MAX_BYTES and operations <= MAX_OPERATIONS
