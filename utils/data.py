@@ -26,9 +26,8 @@ class _DigitsSplit:
 
 
 def load_digits_split(test_fraction: float = 0.25, seed: int = 0) -> _DigitsSplit:
-    """The digits with ``test_fraction`` held out (stratified, shuffled with ``seed``), each pixel
-    standardised with the training set's statistics (inputs at scale 1 for He initialisation, an
-    honest test set), in torch's default dtype: a notebook that sets float64 gets float64 data."""
+    """The digits, ``test_fraction`` held out (stratified, shuffled with ``seed``), each pixel
+    standardised by the training set's statistics (scale 1, an honest test set), default dtype."""
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 

@@ -1,8 +1,7 @@
-"""Branch multipliers L^(-alpha) and the learning rate under Adam: does the best learning
-rate stay put when the network gets deeper? Notebook 11's norm-free residual MLP with each of
-its L branches multiplied by L^(-alpha) (1/2: depth-muP's 1/sqrt(L); 1: CompleteP's 1/L). Adam
-moves every weight by about the learning rate, so the L branches together change the output by
-about L^(1 - alpha) times a fixed amount: like sqrt(L) for alpha = 1/2, flat for alpha = 1."""
+"""Does the best Adam learning rate stay put as the network deepens? Notebook 11's norm-free
+residual MLP with each of its L branches times L^(-alpha) (1/2: depth-muP's 1/sqrt(L); 1:
+CompleteP's 1/L). Adam moves every weight by about the learning rate, so the L branches change the
+output by about L^(1 - alpha) times a fixed amount: like sqrt(L) for alpha = 1/2, flat for 1."""
 from __future__ import annotations
 
 import math

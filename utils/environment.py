@@ -1,8 +1,7 @@
-"""Is this environment one the course is tested in? ``check()`` answers in sentences: Python's
-and the libraries' versions against the tested ranges (pyproject.toml's ``dependencies``, from
-the installed package's metadata, so on Colab too), the front end, the threads, the widgets.
-``python -m utils.environment`` prints it (exit status 1 on a problem). Only the standard
-library and ``packaging`` are imported, so it still reports a missing or broken NumPy or torch."""
+"""Is this environment one the course is tested in? ``check()`` answers in sentences: versions
+against the tested ranges (pyproject.toml's ``dependencies``, from the installed metadata, so on
+Colab too), front end, threads, widgets; ``python -m utils.environment`` prints it (exit 1 on a
+problem). It imports only the standard library and ``packaging``: a broken NumPy shows too."""
 from __future__ import annotations
 
 import importlib
@@ -31,8 +30,7 @@ NO_WIDGETS = "sliders will not appear; the static pictures below each widget sho
 
 
 def _tested_ranges() -> dict[str, Requirement]:
-    """The course's tested version ranges by distribution name (pyproject.toml's
-    ``dependencies``, as installed); empty if the course package is not installed."""
+    """The tested ranges by distribution name (``dependencies``, as installed); {} without them."""
     try:
         requires = metadata.requires(DISTRIBUTION) or []
     except metadata.PackageNotFoundError:

@@ -1,8 +1,7 @@
-"""A deep plain network with no skip path and no normalisation that still trains: the
-looks-linear initialisation (Balduzzi et al. 2017). The activation is CReLU, x -> [ReLU(x),
-ReLU(-x)], doubling the width; the next layer's weight is [U, -U] with U orthogonal. Since
-ReLU(x) - ReLU(-x) = x, that layer computes U x at initialisation: the network is a product of
-orthogonal matrices, keeping every signal's length (dynamical isometry, notebook 03) until
+"""A deep plain network without skips or normalisation that still trains: the looks-linear
+initialisation (Balduzzi et al. 2017). CReLU, x -> [ReLU(x), ReLU(-x)], doubles the width and the
+next weight is [U, -U], U orthogonal: as ReLU(x) - ReLU(-x) = x, the network starts as a product
+of orthogonal matrices that keeps every signal's length (dynamical isometry, notebook 03) until
 training moves the two halves apart. Depth counts weight layers, as in notebook 08."""
 from __future__ import annotations
 
@@ -51,9 +50,8 @@ class _LooksLinearMLP(nn.Module):
 
 def make_looks_linear_mlp(depth: int, *, width: int = 64, in_features: int = 64, classes: int = 10,
                           seed: int = 0) -> nn.Module:
-    """A plain MLP of ``depth`` weight layers without skips or normalisation, biases 0: an
-    orthogonal stem, CReLU, and every later weight [U, -U] with U orthogonal, so the network
-    starts as an orthogonal linear map. Drawn from ``seed``; the global torch seed is untouched."""
+    """A plain MLP of ``depth`` weight layers, biases 0: an orthogonal stem, CReLU, then weights
+    [U, -U] with U orthogonal, drawn from ``seed`` (the global torch seed untouched)."""
     depth = check_int("depth", depth, minimum=2)
     width = check_int("width", width, minimum=1)
     in_features = check_int("in_features", in_features, minimum=1)

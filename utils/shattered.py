@@ -85,9 +85,8 @@ def _cached_curve(architecture: str, depth: int, block_layers: int, seed: int) -
 
 
 def draw_gradient_curves(fig, *, depth: int = 18, block_layers: int = 2, seed: int = 0) -> str:
-    """The depth widget's picture: dy/dx against x for a plain (top) and a residual (bottom)
-    network of ``depth`` weight layers with the same weights, each divided by its own largest
-    |dy/dx| (only the shape matters); returns their lag-1 autocorrelations as text."""
+    """dy/dx against x for a plain (top) and a residual (bottom) net of ``depth`` weight layers,
+    each over its largest |dy/dx| (only shape matters); returns their lag-1 autocorrelations."""
     from .plotting import PLAIN_COLOR, RESIDUAL_COLOR, use_fixed_margins  # plotting sets the house style
 
     check_figure("fig", fig)

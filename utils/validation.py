@@ -131,9 +131,8 @@ def check_callable(name: str, value, *, what: str = "a function") -> Callable:
 
 def check_tensor(name: str, value, *, ndim: int | None = None, last_dim: int | None = None,
                  floating: bool = True, shape_text: str | None = None):
-    """Return ``value`` if it is a torch.Tensor of rank ``ndim`` and last dimension ``last_dim``
-    (each when given), floating-point when ``floating``; ``shape_text`` words the shape wanted
-    (e.g. "(batch, 64)"), else the message names the last dimension only."""
+    """Return ``value`` if it is a torch.Tensor of rank ``ndim``, last dimension ``last_dim`` (each
+    when given), floating-point when ``floating``; ``shape_text`` words it: "(batch, 64)"."""
     wanted = "a torch.Tensor" + (f" of shape {shape_text}" if shape_text else
                                  f" with last dimension {last_dim}" if last_dim is not None else "")
     if not _instance_of(value, "torch", "Tensor"):
