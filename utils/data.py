@@ -1,6 +1,5 @@
-"""The course's one small real data set: scikit-learn's bundled handwritten digits (no
-download; 1,797 8x8 images in 10 classes), which a deep network fits in a few hundred steps
-on a laptop CPU. The split and standardisation are fixed: the same arguments, the same tensors."""
+"""The course's one real data set, scikit-learn's bundled digits (1,797 8x8 images, 10 classes, no
+download): a deep net fits it in a few hundred CPU steps. The same arguments, the same tensors."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -87,8 +87,7 @@ def _python_problem(version: str) -> str | None:
 
 
 def _widget_problems(ipywidgets: str | None, front_end: str, lab_widgets: str | None) -> list[str]:
-    """Why widgets cannot work here, a sentence each (empty when they can), from the installed
-    versions (or None) of ipywidgets and JupyterLab's widget extension."""
+    """Why widgets cannot work here, a sentence each, from the versions installed (or None)."""
     if ipywidgets is None:
         return [f"ipywidgets is not installed: {NO_WIDGETS}."]
     major = Version(ipywidgets).major

@@ -27,8 +27,7 @@ def path_length_counts(n_blocks: int) -> np.ndarray:
 
 
 def _share(module: nn.Module, part: str) -> nn.Module:
-    """A shallow copy of ``module`` with its own copy of the module list ``part``, whose
-    entries can be replaced without touching the original."""
+    """A shallow copy of ``module`` with its own list ``part``, to change without the original."""
     clone = copy.copy(module)
     clone._modules = dict(module._modules)
     setattr(clone, part, nn.ModuleList(getattr(module, part)))
