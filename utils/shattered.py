@@ -77,7 +77,7 @@ def gradient_autocorrelation(architecture: str, depth: int, *, seeds=(0, 1, 2, 3
 
 @lru_cache(maxsize=256)
 def _cached_curve(architecture: str, depth: int, block_layers: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``input_gradient_curve`` cached for the widget, read-only so no caller changes the next's."""
+    """``input_gradient_curve`` cached for the widget, read-only: no caller changes the next's."""
     x, grad = input_gradient_curve(architecture, depth, block_layers=block_layers, seed=seed)
     x.flags.writeable = grad.flags.writeable = False
     return x, grad
