@@ -103,7 +103,6 @@ ACCEPTS = {
     "utils.blocks.ReZeroBlock": {"multiplier": "negative zero huge", "alpha": "negative zero huge none"},
     "utils.plotting.log_safe": {"values": "negative zero nan inf huge array3d"},  # any magnitudes
     "utils.plotting.use_fixed_margins": {"left": "zero", "bottom": "zero"},  # no margin
-    "utils.shattered.input_gradient_curve": {"low": "negative zero", "high": "negative zero huge"},
     "utils.blocks.block_plot": {"scale": "zero"},  # the slider's left end
     # It answers whether a control can show a value, for any value at all.
     "utils.lesion.path_length_counts": {"n_blocks": "zero"},  # no block: one path, the skip
@@ -276,9 +275,9 @@ VALID = {
     "utils.blocks.make_stack": lambda: dict(depth=2, d=8),
     "utils.blocks.output_stats": lambda: dict(block=_stack()[0], x=_tokens()),
     "utils.blocks.draw_block": lambda: dict(fig=_figure()),
-    "utils.diagrams.draw_residual_block": lambda: dict(target=_figure()),
-    "utils.diagrams.draw_block_arrows": lambda: dict(target=_figure(), x=[1.0, 0.5], branch=[0.2, 0.3]),
-    "utils.diagrams.draw_transformer_block": lambda: dict(target=_figure()),
+    "utils.diagrams.draw_residual_block": lambda: dict(ax=_axes()),
+    "utils.diagrams.draw_block_arrows": lambda: dict(ax=_axes(), x=[1.0, 0.5], branch=[0.2, 0.3]),
+    "utils.diagrams.draw_transformer_block": lambda: dict(ax=_axes()),
     "utils.gradient_flow.format_table": lambda: dict(results=_published()),
     "utils.gradient_flow.LayerProfile": lambda: dict(grad_norm=np.array([2.0, 1.0]), act_mean=np.zeros(2),
                                                      act_std=np.ones(2)),

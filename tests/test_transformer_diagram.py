@@ -12,7 +12,7 @@ def _labels(ax):
 
 @pytest.mark.parametrize("norm, layer_norms, on_stream", [("pre", 2, 0), ("post", 2, 2)])
 def test_two_residual_connections_and_the_layernorms_where_they_belong(norm, layer_norms, on_stream):
-    ax = diagrams.draw_transformer_block(Figure(), norm=norm)
+    ax = diagrams.draw_transformer_block(Figure().subplots(), norm=norm)
     labels = _labels(ax)
     assert labels.count("+") == 2  # one sum after attention, one after the FFN
     assert sum(isinstance(p, Circle) for p in ax.patches) == 2
@@ -33,6 +33,6 @@ def test_draws_on_a_given_axes():
 
 def test_bad_input_names_the_parameter():
     with pytest.raises(ValueError, match="norm"):
-        diagrams.draw_transformer_block(Figure(), norm="sandwich")
-    with pytest.raises(TypeError, match="target"):
-        diagrams.draw_transformer_block("figure")
+        diagrams.draw_transformer_block(Figure().subplots(), norm="sandwich")
+    with pytest.raises(TypeError, match="ax must be a matplotlib Axes"):
+        diagrams.draw_transformer_block(Figure())

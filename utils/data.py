@@ -1,6 +1,5 @@
-"""The course's one small real data set: scikit-learn's bundled handwritten digits (no
-download; 1,797 8x8 images in 10 classes), which a deep network fits in a few hundred steps
-on a laptop CPU. The split and standardisation are fixed: the same arguments, the same tensors."""
+"""The course's one real data set, scikit-learn's bundled digits (1,797 8x8 images, 10 classes, no
+download): a deep net fits it in a few hundred CPU steps. The same arguments, the same tensors."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,8 +14,7 @@ __all__ = ["load_digits_split"]
 
 @dataclass(frozen=True)
 class _DigitsSplit:
-    """Training and test tensors: ``x_*`` float of shape (n, 64) in torch's default dtype
-    (float32 unless a notebook chose float64), ``y_*`` int64 of shape (n,)."""
+    """Training and test tensors: ``x_*`` (n, 64) in torch's default dtype, ``y_*`` int64 (n,)."""
 
     x_train: torch.Tensor
     y_train: torch.Tensor
@@ -27,19 +25,16 @@ class _DigitsSplit:
 
 
 def load_digits_split(test_fraction: float = 0.25, seed: int = 0) -> _DigitsSplit:
-    """The digits with ``test_fraction`` held out (stratified, shuffled with ``seed``), each
-    pixel standardised with the training set's statistics (constant pixels only centred):
-    inputs at scale 1 for He-normal initialisation, and an honest test set. Features come in
-    torch's default dtype, so a notebook that sets float64 once gets float64 data."""
+    """The digits, ``test_fraction`` held out (stratified, shuffled with ``seed``), each pixel
+    standardised by the training set's statistics (scale 1, an honest test set), default dtype."""
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
     test_fraction = check_float("test_fraction", test_fraction, minimum=0.05, maximum=0.95)
     seed = check_int("seed", seed, minimum=0)
-    digits = load_digits()
-    x, y = digits.data.astype(np.float64), digits.target.astype(np.int64)
-    x_train, x_test, y_train, y_test = train_test_split(x, y, test_size=test_fraction, random_state=seed,
-                                                        stratify=y)
+    x, y = load_digits(return_X_y=True)
+    x_train, x_test, y_train, y_test = train_test_split(x, y.astype(np.int64), test_size=test_fraction,
+                                                        random_state=seed, stratify=y)
     mean, std = x_train.mean(axis=0), x_train.std(axis=0)
     std[std == 0] = 1.0
     as_features = lambda a: torch.from_numpy((a - mean) / std).to(torch.get_default_dtype())

@@ -1,11 +1,7 @@
-"""Branch multipliers L^(-alpha) and the learning rate under Adam: does the best learning
-rate stay put when the network gets deeper?
-
-Notebook 11's norm-free residual MLP with every one of its L branches multiplied by
-L^(-alpha): alpha = 1/2 is depth-muP's 1/sqrt(L), alpha = 1 CompleteP's 1/L. Adam moves
-every weight by about the learning rate, so the L branches together change the output by
-about L^(1 - alpha) times a fixed amount: like sqrt(L) for alpha = 1/2, flat for alpha = 1.
-"""
+"""Does the best Adam learning rate stay put as the network deepens? Notebook 11's norm-free
+residual MLP with each of its L branches times L^(-alpha) (1/2: depth-muP's 1/sqrt(L); 1:
+CompleteP's 1/L). Adam moves every weight by about the learning rate, so the L branches change the
+output by about L^(1 - alpha) times a fixed amount: like sqrt(L) for alpha = 1/2, flat for 1."""
 from __future__ import annotations
 
 import math
@@ -21,12 +17,8 @@ from .validation import check_cost, check_figure, check_float, check_int, check_
 
 __all__ = ["lr_sweep", "draw_lr_sweep", "first_step_change"]
 
-_DEPTH_COLORS = (PALETTE[5], PALETTE[0], PALETTE[6])  # shallow to deep: light blue, blue, black
-
-
 def _branch_scaled_mlp(depth: int, alpha: float, *, seed: int = 0) -> nn.Module:
-    """Notebook 11's He-initialised norm-free residual MLP of ``depth`` weight layers with
-    every branch multiplied by the fixed number L^(-``alpha``)."""
+    """Notebook 11's norm-free residual MLP of ``depth`` layers, each branch times L^(-``alpha``)."""
     model = build_deep_mlp(depth, "default", seed=seed)
     for block in model.blocks:
         block.multiplier = len(model.blocks) ** -alpha
@@ -34,8 +26,8 @@ def _branch_scaled_mlp(depth: int, alpha: float, *, seed: int = 0) -> nn.Module:
 
 
 def _train_adam(model, x, y, *, steps: int = 30, lr: float = 1e-3, batch_size: int = 64, seed: int = 0) -> list[float]:
-    """Train ``model`` in place with cross-entropy and ``training._adam_run`` on mini-batches
-    drawn afresh each step from ``seed``; return every step's loss, up to a non-finite one."""
+    """Train ``model`` in place (cross-entropy, ``training._adam_run``) on mini-batches drawn
+    from ``seed``; return every step's loss, up to a non-finite one."""
     x, y = _as_data(model, x, y)
     generator = torch.Generator().manual_seed(seed)
     model.train()
@@ -49,10 +41,9 @@ def _train_adam(model, x, y, *, steps: int = 30, lr: float = 1e-3, batch_size: i
 
 def lr_sweep(x, y, *, depths=(6, 18, 54), alphas=(0.5, 1.0), lrs=(1e-3, 4e-3, 1.6e-2, 6.4e-2), steps: int = 30,
              seeds=(0, 1), batch_size: int = 64, progress=None) -> dict:
-    """Train ``_branch_scaled_mlp(depth, alpha, seed=seed)`` for ``steps`` Adam steps at every
-    learning rate; return ``{(alpha, depth): losses}``, the median over ``seeds`` of the loss
-    on all of ``x, y`` after training, one per ``lrs`` (inf if diverged). ``progress`` (a
-    ``utils.progress.progress_bar``) advances once per run."""
+    """Train ``_branch_scaled_mlp(depth, alpha, seed=seed)`` for ``steps`` Adam steps at each of
+    ``lrs``; return ``{(alpha, depth): losses}``, per learning rate the median over ``seeds`` of
+    the loss on all of ``x, y`` after training (inf if diverged); ``progress`` advances per run."""
     depths = [check_int("depths", d, minimum=4) for d in check_sequence("depths", depths, what="depths")]
     alphas = [check_float("alphas", a, minimum=0.0, maximum=2.0) for a in check_sequence("alphas", alphas)]
     lrs = [check_float("lrs", lr, minimum=0.0, maximum=10.0) for lr in check_sequence("lrs", lrs)]
@@ -78,17 +69,15 @@ def lr_sweep(x, y, *, depths=(6, 18, 54), alphas=(0.5, 1.0), lrs=(1e-3, 4e-3, 1.
 
 
 def draw_lr_sweep(fig, sweep: dict, lrs, *, diverged: float = 10.0) -> str:
-    """One panel per alpha: the loss after training against the learning rate (log-log),
-    one line per depth; a run whose loss ended above ``diverged`` (or non-finite) is drawn
-    as an open triangle at the top. Returns which runs diverged: a coarse statement that
-    holds on every CPU, unlike the lowest point of a curve."""
+    """One panel per alpha: loss after training against learning rate (log-log), a line per
+    depth, a run ending above ``diverged`` (or non-finite) an open triangle at the top. Returns
+    which runs diverged: a coarse statement that holds on every CPU, unlike a curve's minimum."""
     check_figure("fig", fig)
     if not isinstance(sweep, dict) or not sweep or not all(isinstance(k, tuple) and len(k) == 2 for k in sweep):
         raise invalid("sweep", "the dict returned by lr_sweep", sweep, error=TypeError)
     lrs = np.asarray(check_sequence("lrs", lrs), dtype=np.float64)
     diverged = check_float("diverged", diverged, minimum=0.0)
-    alphas = sorted({alpha for alpha, _ in sweep})
-    depths = sorted({depth for _, depth in sweep})
+    alphas, depths = (sorted(set(values)) for values in zip(*sweep))
     fig.clear()
     axes = fig.subplots(1, len(alphas), sharey=True, squeeze=False)[0]
     blown_runs = []
@@ -97,7 +86,7 @@ def draw_lr_sweep(fig, sweep: dict, lrs, *, diverged: float = 10.0) -> str:
             values = np.asarray(sweep[alpha, depth], dtype=np.float64)
             if values.shape != lrs.shape:
                 raise invalid("lrs", f"one learning rate per loss ({values.size})", lrs)
-            color = _DEPTH_COLORS[index % len(_DEPTH_COLORS)]
+            color = (PALETTE[5], PALETTE[0], PALETTE[6])[index % 3]  # shallow to deep
             blown = ~(values <= diverged)
             ax.plot(lrs, np.where(blown, np.nan, values), "o-", color=color,
                     label=f"depth {depth} (L = {(depth - 2) // 2})")
@@ -113,9 +102,8 @@ def draw_lr_sweep(fig, sweep: dict, lrs, *, diverged: float = 10.0) -> str:
 
 
 def first_step_change(depth: int, alpha: float, x, y, *, lr: float = 1e-3, seed: int = 0) -> float:
-    """How much one Adam step of learning rate ``lr`` on ``x, y`` moves the output of
-    ``_branch_scaled_mlp(depth, alpha, seed=seed)`` on ``x``: ||f(w') - f(w)|| / ||f(w)||, in
-    float64. Adam's first step moves every weight by about ``lr``, whatever its gradient."""
+    """||f(w') - f(w)|| / ||f(w)|| on ``x`` (float64) after one Adam step of ``lr`` on ``x, y`` for
+    ``_branch_scaled_mlp(depth, alpha, seed=seed)``: that step moves each weight by about ``lr``."""
     alpha = check_float("alpha", alpha, minimum=0.0, maximum=2.0)
     lr = check_float("lr", lr, minimum=0.0, maximum=10.0)
     model = _branch_scaled_mlp(depth, alpha, seed=seed).double()

@@ -4,24 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 
 from .plotting import PALETTE, RESIDUAL_COLOR
-from .validation import check_array, check_choice, invalid
+from .validation import check_array, check_axes, check_choice
 
 __all__ = ["BRANCH_COLOR", "draw_residual_block", "draw_block_arrows", "draw_transformer_block"]
 
 BRANCH_COLOR = PALETTE[2]  # green: the residual branch F and its output
-
-
-def _axes(target) -> Axes:
-    """Accept a Figure (a fresh axes is added) or an Axes."""
-    if isinstance(target, Axes):
-        return target
-    if isinstance(target, Figure):
-        return target.subplots()
-    raise invalid("target", "a matplotlib Figure or Axes", target, error=TypeError)
 
 
 def _arrow(ax, start, end, color):
@@ -29,17 +19,15 @@ def _arrow(ax, start, end, color):
                                  lw=2, shrinkA=0, shrinkB=0))
 
 
-def draw_residual_block(target) -> Axes:
-    """Draw the residual block diagram on ``target`` (a Figure or an Axes) and return the
-    axes: x goes through the branch F (W₁, ReLU, W₂) and, along the skip path, around it;
-    both reach the sum, so x arrives there twice."""
-    ax = _axes(target)
+def draw_residual_block(ax) -> Axes:
+    """Draw the residual block diagram on ``ax`` and return it: x goes through the branch F
+    (W₁, ReLU, W₂) and, along the skip path, around it; both reach the sum, so x arrives twice."""
+    check_axes("ax", ax)
     ax.set_axis_off()
     branch = ("W₁", "ReLU", "W₂")
     box_w, x0 = 1.3, 1.2  # x0: where the first box starts
     xs = [x0 + i * (box_w + 0.5) for i in range(len(branch))]
     sum_x = xs[-1] + box_w + 0.9
-    end_x = sum_x + 1.6
     mid_y, skip_y = 0.0, 1.35
     ax.text(0.0, mid_y, "x", ha="center", va="center", fontsize=15, fontweight="bold")
     _arrow(ax, (0.25, mid_y), (x0, mid_y), "black")
@@ -63,20 +51,20 @@ def draw_residual_block(target) -> Axes:
     _arrow(ax, (sum_x, mid_y + 0.6), (sum_x, mid_y + 0.28), RESIDUAL_COLOR)
     ax.text((0.6 + sum_x) / 2, skip_y + 0.2, "skip path (shortcut): carries x unchanged", color=RESIDUAL_COLOR,
             ha="center", va="bottom", fontsize=11)
-    _arrow(ax, (sum_x + 0.28, mid_y), (end_x - 0.9, mid_y), "black")
+    _arrow(ax, (sum_x + 0.28, mid_y), (sum_x + 0.7, mid_y), "black")
     # The label starts a little after the arrowhead, so the head stays visible.
-    ax.text(end_x - 0.72, mid_y, "y = x + F(x)", ha="left", va="center", fontsize=13, fontweight="bold")
-    ax.set(xlim=(-0.3, end_x + 1.55), ylim=(-1.15, skip_y + 0.7), aspect="equal",
+    ax.text(sum_x + 0.88, mid_y, "y = x + F(x)", ha="left", va="center", fontsize=13, fontweight="bold")
+    ax.set(xlim=(-0.3, sum_x + 3.15), ylim=(-1.15, skip_y + 0.7), aspect="equal",
            title="A residual block: y = x + F(x)")
     return ax
 
 
-def draw_block_arrows(target, x, branch) -> Axes:
-    """Draw x, F(x) and y = x + F(x) as 2-D arrows on ``target`` (a Figure or an Axes):
-    x from the origin, F(x) starting at the tip of x, y from the origin to where F(x) ends."""
+def draw_block_arrows(ax, x, branch) -> Axes:
+    """Draw x, F(x) and y = x + F(x) as 2-D arrows on ``ax``: x from the origin, F(x) starting
+    at the tip of x, y from the origin to where F(x) ends."""
     x = check_array("x", x, shape=(2,))
     branch = check_array("branch", branch, shape=(2,))
-    ax = _axes(target)
+    check_axes("ax", ax)
     y = x + branch
     for start, vector, color, label in (((0, 0), x, "black", f"x = {_vec(x)}"),
                                          (tuple(x), branch, BRANCH_COLOR, f"F(x) = {_vec(branch)}"),
@@ -88,11 +76,10 @@ def draw_block_arrows(target, x, branch) -> Axes:
     points = np.array([[0.0, 0.0], x, y])
     low, high = points.min(axis=0), points.max(axis=0)
     pad = 0.15 * max(float((high - low).max()), 1e-9)
-    ax.set(xlim=(low[0] - pad, high[0] + pad), ylim=(low[1] - pad, high[1] + pad), aspect="equal")
+    ax.set(xlim=(low[0] - pad, high[0] + pad), ylim=(low[1] - pad, high[1] + pad), aspect="equal",
+           xlabel="first entry", ylabel="second entry", title="The block edits x; it does not replace it")
     ax.axhline(0, color="grey", lw=0.8)
     ax.axvline(0, color="grey", lw=0.8)
-    ax.set(xlabel="first entry", ylabel="second entry",
-           title="The block edits x; it does not replace it")
     ax.legend(loc="best")
     return ax
 
@@ -101,12 +88,12 @@ def _vec(v) -> str:
     return "[" + ", ".join(f"{value:g}" for value in np.round(v, 4)) + "]"
 
 
-def draw_transformer_block(target, *, norm: str = "pre") -> Axes:
-    """Draw a transformer block on ``target`` (a Figure or an Axes) and return the axes: the
-    stream runs straight up, attention and the feed-forward network read from it and add back;
-    a LayerNorm starts each branch (``norm="pre"``) or follows each sum (``"post"``)."""
+def draw_transformer_block(ax, *, norm: str = "pre") -> Axes:
+    """Draw a transformer block on ``ax`` and return it: the stream runs straight up, attention
+    and the feed-forward network read from it and add back; a LayerNorm starts each branch
+    (``norm="pre"``) or follows each sum (``"post"``)."""
     check_choice("norm", norm, ("pre", "post"))
-    ax = _axes(target)
+    check_axes("ax", ax)
     ax.set_axis_off()
     box_w, box_h, branch_x = 3.2, 0.7, 2.5
 

@@ -1,8 +1,7 @@
-"""Is this environment one the course is tested in? ``check()`` answers in sentences: Python's
-and the libraries' versions against the tested ranges (pyproject.toml's ``dependencies``, from
-the installed package's metadata, so on Colab too), the front end, the threads, the widgets.
-``python -m utils.environment`` prints it (exit status 1 on a problem). Only the standard
-library and ``packaging`` are imported, so it still reports a missing or broken NumPy or torch."""
+"""Is this environment one the course is tested in? ``check()`` answers in sentences: versions
+against the tested ranges (pyproject.toml's ``dependencies``, from the installed metadata, so on
+Colab too), front end, threads, widgets; ``python -m utils.environment`` prints it (exit 1 on a
+problem). It imports only the standard library and ``packaging``: a broken NumPy shows too."""
 from __future__ import annotations
 
 import importlib
@@ -10,18 +9,20 @@ import importlib.metadata as metadata
 import os
 import platform
 import sys
+from contextlib import suppress
 from dataclasses import dataclass
 
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
+
+from .threads import _cores
 
 __all__ = ["DISTRIBUTION", "TESTED_PYTHON", "IMPORT_NAMES", "NOT_A_KERNEL", "SCRIPT_KERNEL", "FRONT_ENDS",
            "NO_WIDGETS", "Report", "check"]
 
 DISTRIBUTION = "residual-course-utils"
 TESTED_PYTHON = "3.11"  # make test and make test-versions run Python 3.11 (binder/runtime.txt too)
-# Distribution name -> import name, where they differ.
-IMPORT_NAMES = {"scikit-learn": "sklearn"}
+IMPORT_NAMES = {"scikit-learn": "sklearn"}  # distribution name -> import name, where they differ
 NOT_A_KERNEL = "a terminal, not a notebook"  # python -m utils.environment, pytest
 SCRIPT_KERNEL = "a script, not a notebook app"  # nbclient, nbval: how the stored outputs are made
 FRONT_ENDS = ("Colab", "Binder", "VS Code", "JupyterLab", SCRIPT_KERNEL, NOT_A_KERNEL)
@@ -29,8 +30,7 @@ NO_WIDGETS = "sliders will not appear; the static pictures below each widget sho
 
 
 def _tested_ranges() -> dict[str, Requirement]:
-    """The course's tested version ranges by distribution name (pyproject.toml's
-    ``dependencies``, as installed); empty if the course package is not installed."""
+    """The tested ranges by distribution name (``dependencies``, as installed); {} without them."""
     try:
         requires = metadata.requires(DISTRIBUTION) or []
     except metadata.PackageNotFoundError:
@@ -70,12 +70,9 @@ def _version_problem(name: str, version: str | None, tested: Requirement, on_col
     advises another version: that breaks Colab's runtime."""
     if version is None:
         return f"{name} is not installed: the cells that use it will fail; install {name}{tested.specifier}."
-    try:
-        inside = tested.specifier.contains(Version(version), prereleases=True)
-    except InvalidVersion:
-        inside = False
-    if inside:
-        return None
+    with suppress(InvalidVersion):  # a version packaging cannot read is outside every range
+        if tested.specifier.contains(Version(version), prereleases=True):
+            return None
     advice = (f"compare with the stored outputs, or use Binder (Colab's own {name} is best left as it is)"
               if on_colab else f"install {name}{tested.specifier}")
     return (f"{name} {version} is outside the tested range ({_describe_range(tested)}): if a cell fails or a printed "
@@ -90,8 +87,7 @@ def _python_problem(version: str) -> str | None:
 
 
 def _widget_problems(ipywidgets: str | None, front_end: str, lab_widgets: str | None) -> list[str]:
-    """Why widgets cannot work here, a sentence each (empty when they can), from the installed
-    versions (or None) of ipywidgets and JupyterLab's widget extension."""
+    """Why widgets cannot work here, a sentence each, from the versions installed (or None)."""
     if ipywidgets is None:
         return [f"ipywidgets is not installed: {NO_WIDGETS}."]
     major = Version(ipywidgets).major
@@ -116,12 +112,11 @@ def _import_problem(name: str) -> str | None:
 
 
 def _threads() -> str:
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     torch = sys.modules.get("torch")
     if not torch:
-        return f"{cpus} CPU cores here (PyTorch is not loaded yet)"
+        return f"{_cores()} CPU cores here (PyTorch is not loaded yet)"
     variable = os.environ.get("OMP_NUM_THREADS")
-    return (f"PyTorch computes on {torch.get_num_threads()} of the {cpus} CPU cores here"
+    return (f"PyTorch computes on {torch.get_num_threads()} of the {_cores()} CPU cores here"
             + (f" (the setting OMP_NUM_THREADS={variable} asks for that)" if variable else ""))
 
 

@@ -1,13 +1,12 @@
-"""Hyper-connections: several residual streams mixed on the skip path by an n x n matrix,
-and the doubly stochastic constraint (Sinkhorn) of manifold-constrained hyper-connections.
-
-A layer keeps n copies of the stream, X of shape (..., n, d): X <- H X + post * F(LN(pre . X)),
-with ``pre`` the streams' average and ``post`` all 1 here; n = 1, H = 1 is the pre-LN block.
-Over L layers the skip path multiplies by H_L ... H_1, which compounds like any product
-(notebook 07) unless H is doubly stochastic (entries >= 0, rows and columns summing to 1):
-then no stream is amplified and the streams' average is an exact residual stream.
-"""
+"""Hyper-connections: n copies of the residual stream, X of shape (..., n, d), mixed on the skip
+path by an n x n matrix H (X <- H X + F(LN(the streams' average)); n = 1, H = 1 is the pre-LN
+block), and the doubly stochastic constraint (Sinkhorn) of manifold-constrained ones. Over L
+layers the skip path multiplies by H_L ... H_1, which compounds like any product (notebook 07)
+unless H is doubly stochastic (entries >= 0, rows and columns summing to 1): then no stream is
+amplified and the streams' average is an exact residual stream."""
 from __future__ import annotations
+
+from itertools import accumulate
 
 import numpy as np
 import torch
@@ -19,33 +18,27 @@ from .validation import check_bool, check_cost, check_figure, check_float, check
 
 __all__ = ["sinkhorn", "mixing_matrices", "composite_gain", "hyper_stack", "draw_composite_gain"]
 
-_HC_COLOR = PALETTE[1]  # unconstrained hyper-connections
-_MHC_COLOR = PALETTE[2]  # doubly stochastic (Sinkhorn) hyper-connections
-
 
 def sinkhorn(matrix: torch.Tensor, iterations: int = 20) -> torch.Tensor:
-    """A square matrix of positive entries made doubly stochastic (Sinkhorn-Knopp): rows,
-    then columns divided by their sums ``iterations`` times; the columns then sum to 1
-    exactly, the rows within a tolerance that shrinks with the iterations."""
+    """A square positive matrix made doubly stochastic (Sinkhorn-Knopp): rows, then columns divided
+    by their sums ``iterations`` times; columns then sum to 1 exactly, rows ever more nearly."""
     check_tensor("matrix", matrix, ndim=2, shape_text="(n, n)")
     if matrix.shape[0] != matrix.shape[1] or matrix.shape[0] == 0:
         raise invalid("matrix", "a square (n, n) tensor with n >= 1", matrix)
     if not bool(torch.isfinite(matrix).all()) or not bool((matrix > 0).all()):
         raise invalid("matrix", "a tensor of finite positive entries (for example torch.exp(logits))", matrix)
     iterations = check_int("iterations", iterations, minimum=1, maximum=10_000)
-    out = matrix
     for _ in range(iterations):
-        out = out / out.sum(dim=1, keepdim=True)
-        out = out / out.sum(dim=0, keepdim=True)
-    return out
+        matrix = matrix / matrix.sum(dim=1, keepdim=True)
+        matrix = matrix / matrix.sum(dim=0, keepdim=True)
+    return matrix
 
 
 def mixing_matrices(depth: int, streams: int = 4, *, spread: float = 0.2, constrained: bool = False,
                     seed: int = 0) -> list[torch.Tensor]:
-    """``depth`` stream-mixing matrices (float64, ``streams`` x ``streams``) near the identity,
-    as learning might leave hyper-connections that start there. Layer l draws G_l ~ N(0, 1):
-    H_l = I + ``spread`` G_l, or constrained, sinkhorn(exp(4 I + ``spread`` G_l)) (about 0.95
-    on the diagonal); the same seed gives the same G_l in both."""
+    """``depth`` float64 mixing matrices near the identity, as learning might leave them: from
+    G_l ~ N(0, 1) drawn from ``seed``, H_l = I + ``spread`` G_l, or constrained
+    sinkhorn(exp(4 I + ``spread`` G_l)) (about 0.95 on the diagonal), the same G_l in both."""
     depth = check_int("depth", depth, minimum=1)
     streams = check_int("streams", streams, minimum=1)
     spread = check_float("spread", spread, minimum=0.0, maximum=10.0)
@@ -60,33 +53,23 @@ def mixing_matrices(depth: int, streams: int = 4, *, spread: float = 0.2, constr
     return [sinkhorn(torch.exp(4 * eye + spread * g), 50) if constrained else eye + spread * g for g in noises]
 
 
-def _check_matrices(matrices, name: str = "matrices") -> list[torch.Tensor]:
-    if isinstance(matrices, torch.Tensor) or not isinstance(matrices, (list, tuple)) or not matrices:
-        raise invalid(name, "a non-empty list of square tensors (from mixing_matrices)", matrices,
+def composite_gain(matrices) -> np.ndarray:
+    """The most the skip path can amplify a stream after l = 1, 2, ..., L layers: the infinity norm
+    (largest absolute row sum) of H_l ... H_1, exactly 1 for doubly stochastic matrices."""
+    if not isinstance(matrices, (list, tuple)) or not matrices:
+        raise invalid("matrices", "a non-empty list of square tensors (from mixing_matrices)", matrices,
                       error=TypeError)
     for matrix in matrices:  # the first is checked before the others are compared with it
-        check_tensor(name, matrix, ndim=2, shape_text="(n, n)")
+        check_tensor("matrices", matrix, ndim=2, shape_text="(n, n)")
         if matrix.shape[0] != matrix.shape[1] or matrix.shape != matrices[0].shape:
-            raise invalid(name, "square tensors all of the same size", matrix)
-    return list(matrices)
-
-
-def composite_gain(matrices) -> np.ndarray:
-    """The most the skip path can amplify a stream after 1, 2, ..., L layers: the largest
-    absolute row sum of the product H_l ... H_1 (its infinity norm), for each l. It is
-    exactly 1 for every product of doubly stochastic matrices."""
-    matrices = _check_matrices(matrices)
-    product, gains = torch.eye(matrices[0].shape[0], dtype=torch.float64), []
-    for matrix in matrices:
-        product = matrix.double() @ product
-        gains.append(float(product.abs().sum(dim=1).max()))
-    return np.array(gains)
+            raise invalid("matrices", "square tensors all of the same size", matrix)
+    products = accumulate((matrix.double() for matrix in matrices), lambda product, matrix: matrix @ product)
+    return np.array([float(product.abs().sum(dim=1).max()) for product in products])
 
 
 class _HyperConnectionLayer(nn.Module):
-    """One layer X <- H X + F(LN(mean of the streams)) added to every stream, on X of
-    shape (..., n, d). F is the course's pre-LN block branch (``blocks.LayerNormResidualBlock``:
-    LayerNorm, Linear(d, 4d), GELU, Linear(4d, d))."""
+    """One layer X <- H X + F(LN(mean of the streams)) on X of shape (..., n, d), F the branch of
+    ``blocks.LayerNormResidualBlock`` (Linear(d, 4d), GELU, Linear(4d, d))."""
 
     def __init__(self, mixing: torch.Tensor, d: int):
         super().__init__()
@@ -100,9 +83,8 @@ class _HyperConnectionLayer(nn.Module):
 
 def hyper_stack(depth: int, *, streams: int = 4, d: int = 32, spread: float = 0.2, constrained: bool = False,
                 seed: int = 0) -> nn.Sequential:
-    """``depth`` hyper-connection layers in float64 with the mixing matrices of
-    ``mixing_matrices`` and branch weights drawn with torch's default initialisation from
-    ``seed`` (the same branches for both kinds of mixing). The global torch seed is untouched."""
+    """``depth`` float64 hyper-connection layers mixed by ``mixing_matrices``, branches drawn by
+    torch's default initialisation from ``seed`` (the same for both mixings; global seed kept)."""
     matrices = mixing_matrices(depth, streams, spread=spread, constrained=constrained, seed=seed)
     d = check_int("d", d, minimum=1)
     check_cost({"depth": depth, "d": d}, lambda depth, d: (8.0 * depth * 9 * d * d, 2.0 * depth * 9 * d * d),
@@ -113,9 +95,8 @@ def hyper_stack(depth: int, *, streams: int = 4, d: int = 32, spread: float = 0.
 
 
 def draw_composite_gain(fig, gains: dict) -> str:
-    """One line per entry of ``gains`` (label -> ``composite_gain`` array) on a log axis
-    against the number of layers; a dashed line at 1, the identity's gain. Returns a note
-    with each line's last value."""
+    """A line per entry of ``gains`` (label -> ``composite_gain``) on a log axis against layers,
+    a dashed one at 1 (the identity's gain); returns each line's last value."""
     check_figure("fig", fig)
     if not isinstance(gains, dict) or not gains:
         raise invalid("gains", "a non-empty dict label -> composite_gain(...) array", gains, error=TypeError)
@@ -126,7 +107,8 @@ def draw_composite_gain(fig, gains: dict) -> str:
         values = np.asarray(values, dtype=np.float64)
         if values.ndim != 1 or values.size == 0:
             raise invalid("gains", "arrays of one gain per layer", values)
-        color = (_HC_COLOR, _MHC_COLOR)[index] if index < 2 else PALETTE[3 + index % 4]
+        # Unconstrained, then doubly stochastic (Sinkhorn) hyper-connections, then the rest.
+        color = PALETTE[1 + index] if index < 2 else PALETTE[3 + index % 4]
         plot_log_safe(ax, np.arange(1, values.size + 1), values, color=color, label=str(label))
         notes.append(f"{label}: {values[-1]:.3g} after {values.size} layers")
     ax.axhline(1.0, color="0.4", ls="--", lw=1, label="identity (gain 1)")

@@ -1,9 +1,7 @@
-"""Two-dimensional slices of a trained network's loss surface (Li et al. 2018):
-L(w + a d1 + b d2) around the trained weights w for two random directions d1, d2. A layer
-followed by BatchNorm ignores the scale of its weights, so each row (a "filter") of a
-direction's weight matrix is rescaled to the norm of that row of w: *filter normalisation*.
-Biases and BatchNorm's own parameters stay where they are, as in the paper.
-"""
+"""Two-dimensional slices of a trained network's loss surface (Li et al. 2018): L(w + a d1 + b d2)
+around trained weights w for random directions d1, d2. A layer followed by BatchNorm ignores its
+weights' scale, so each row (a "filter") of a direction's matrix is rescaled to the norm of that
+row of w (*filter normalisation*); biases and BatchNorm's parameters stay, as in the paper."""
 from __future__ import annotations
 
 import copy
@@ -18,32 +16,27 @@ __all__ = ["loss_surface"]
 
 
 def _filter_normalised_direction(model, *, seed: int = 0) -> list[torch.Tensor]:
-    """One random direction in ``model``'s weight space, a tensor per parameter: Gaussian
-    for every matrix (2-D or more), each row rescaled to the norm of that row of the
-    weights; zero for vectors (biases, BatchNorm's scale and shift). ``seed`` fixes it."""
+    """A random direction from ``seed``, a tensor per parameter: Gaussian for a matrix, each row
+    rescaled to the norm of that row of the weights; zero for vectors (biases, BatchNorm's)."""
     generator = torch.Generator().manual_seed(seed)
-    direction = []
-    for parameter in model.parameters():
-        weights = parameter.detach()
+
+    def direction(weights):
         if weights.ndim < 2:
-            direction.append(torch.zeros_like(weights))
-            continue
-        d = torch.randn(weights.shape, generator=generator, dtype=weights.dtype)
-        rows, d_rows = weights.reshape(len(weights), -1), d.reshape(len(d), -1)
-        scale = rows.norm(dim=1) / d_rows.norm(dim=1).clamp_min(torch.finfo(weights.dtype).tiny)
-        direction.append((d_rows * scale[:, None]).reshape(weights.shape))
-    return direction
+            return torch.zeros_like(weights)
+        rows = weights.reshape(len(weights), -1)
+        d = torch.randn(rows.shape, generator=generator, dtype=weights.dtype)
+        scale = rows.norm(dim=1) / d.norm(dim=1).clamp_min(torch.finfo(d.dtype).tiny)
+        return (d * scale[:, None]).reshape(weights.shape)
+
+    return [direction(p.detach()) for p in model.parameters()]
 
 
 @torch.no_grad()
 def loss_surface(model, x, y, *, span: float = 1.0, points: int = 17, seed: int = 0):
-    """Mean cross-entropy of ``model`` on ``x, y`` at ``w + a d1 + b d2`` on a ``points`` x
-    ``points`` grid of ``a, b`` in [-span, span], with two filter-normalised directions
-    drawn from ``seed``. BatchNorm normalises with the statistics of the batch ``x``, as in
-    training, so each point is the network that those weights define (eval mode would
-    judge every moved point by the running statistics of the unmoved one). Returns
-    ``(a values, b values, losses)``, losses[i, j] at a = values[j], b = values[i]. The
-    model (weights, running statistics, train/eval mode) is restored afterwards."""
+    """Mean cross-entropy of ``model`` on ``x, y`` at ``w + a d1 + b d2`` for ``points`` values
+    each of ``a, b`` in [-span, span], directions from ``seed``, BatchNorm in training mode (eval
+    mode would judge every point by the unmoved one's statistics). Returns ``(a, b, losses)``,
+    losses[i, j] at a[j], b[i]; the model's weights, running statistics and mode are restored."""
     model = check_module("model", model)
     x = check_tensor("x", x, ndim=2, shape_text="(batch, features)")
     y = check_tensor("y", y, ndim=1, floating=False, shape_text="(batch,) of class indices")
@@ -58,8 +51,7 @@ def loss_surface(model, x, y, *, span: float = 1.0, points: int = 17, seed: int 
     check_cost({"points": points}, lambda points: (0.0, 2.0 * points ** 2 * len(x) * weights),
                what=f"{points}x{points} forward passes of the batch x")
     first, second = (_filter_normalised_direction(model, seed=s) for s in (seed, seed + 1))
-    parameters = list(model.parameters())
-    saved = [p.detach().clone() for p in parameters]
+    saved = [p.detach().clone() for p in model.parameters()]
     state, was_training = copy.deepcopy(model.state_dict()), model.training
     values = np.linspace(-span, span, points)
     losses = np.empty((points, points))
@@ -67,7 +59,7 @@ def loss_surface(model, x, y, *, span: float = 1.0, points: int = 17, seed: int 
     try:
         for i, b in enumerate(values):
             for j, a in enumerate(values):
-                for p, w, d1, d2 in zip(parameters, saved, first, second):
+                for p, w, d1, d2 in zip(model.parameters(), saved, first, second):
                     p.copy_(w + float(a) * d1 + float(b) * d2)
                 losses[i, j] = float(nn.functional.cross_entropy(model(x), y))
     finally:

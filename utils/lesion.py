@@ -1,9 +1,7 @@
-"""Lesion studies (Veit, Wilber and Belongie 2016): delete parts of a trained network at
-test time and see how much accuracy survives. A deleted residual block leaves its skip
-path; a deleted plain layer leaves its successor inputs it never saw. A lesioned network
-shares its remaining layers with the untouched original (fast for hundreds of deletions):
-evaluate it only, since training it would also change the original.
-"""
+"""Lesion studies (Veit, Wilber and Belongie 2016): delete parts of a trained network at test
+time and see how much accuracy survives. A deleted residual block leaves its skip path; a deleted
+plain layer leaves its successor inputs it never saw. A lesioned network shares its other layers
+with the original (fast for hundreds of deletions): evaluate it only: training changes both."""
 from __future__ import annotations
 
 import copy
@@ -18,34 +16,18 @@ from .validation import check_choice, check_cost, check_int, check_module, check
 
 __all__ = ["path_length_counts", "delete_blocks", "single_lesion_accuracies", "random_lesion_accuracies"]
 
+_AN_MLP = "a utils.mlp.MLP (from make_mlp)"
+
 
 def path_length_counts(n_blocks: int) -> np.ndarray:
-    """Number of paths of each length 0..n_blocks through ``n_blocks`` residual blocks.
-
-    Unrolled, every block is either skipped or passed through, so there are 2**n paths and
-    C(n, k) of them pass through exactly k branches (Veit et al. 2016): a binomial
-    distribution, most paths about n/2 blocks long. Exact integers (Python ints)."""
+    """Exact number of paths of each length 0..n through ``n_blocks`` residual blocks: C(n, k) of
+    the 2**n paths pass through k branches (Veit et al. 2016), most about n/2 blocks long."""
     n_blocks = check_int("n_blocks", n_blocks, minimum=0, maximum=1000)
     return np.array([math.comb(n_blocks, k) for k in range(n_blocks + 1)], dtype=object)
 
 
-def _check_mlp(model) -> MLP:
-    return check_module("model", model, MLP, what="a utils.mlp.MLP (from make_mlp)")
-
-
-def _check_indices(name: str, indices, count: int, what: str) -> list[int]:
-    checked = [check_int(name, i) for i in check_sequence(name, indices, what=f"{what} indices", allow_empty=True)]
-    for i in checked:
-        if not 0 <= i < count:
-            raise invalid(name, f"{what} indices from 0 to {count - 1} (the model has {count} {what}s)", i)
-    if len(set(checked)) != len(checked):
-        raise invalid(name, "indices without repeats", checked)
-    return checked
-
-
 def _share(module: nn.Module, part: str) -> nn.Module:
-    """A shallow copy of ``module`` with its own copy of the module list ``part``, whose
-    entries can be replaced without touching the original."""
+    """A shallow copy of ``module`` with its own list ``part``, to change without the original."""
     clone = copy.copy(module)
     clone._modules = dict(module._modules)
     setattr(clone, part, nn.ModuleList(getattr(module, part)))
@@ -53,20 +35,25 @@ def _share(module: nn.Module, part: str) -> nn.Module:
 
 
 def delete_blocks(model, blocks) -> MLP:
-    """Return ``model`` with the blocks at indices ``blocks`` replaced by the
-    identity. For a residual block that keeps the skip path (its input, which is already
-    non-negative after a ReLU, passes on unchanged); for a plain block it removes two layers."""
-    model = _check_mlp(model)
+    """``model`` with the blocks at indices ``blocks`` replaced by the identity: a residual
+    block keeps its skip path (its input, non-negative after a ReLU, passes on unchanged)."""
+    model = check_module("model", model, MLP, what=_AN_MLP)
+    count = len(model.blocks)
+    blocks = [check_int("blocks", i) for i in check_sequence("blocks", blocks, what="block indices", allow_empty=True)]
+    for i in blocks:
+        if not 0 <= i < count:
+            raise invalid("blocks", f"block indices from 0 to {count - 1} (the model has {count} blocks)", i)
+    if len(set(blocks)) != len(blocks):
+        raise invalid("blocks", "indices without repeats", blocks)
     lesioned = _share(model, "blocks")
-    for i in _check_indices("blocks", blocks, len(model.blocks), "block"):
+    for i in blocks:
         lesioned.blocks[i] = nn.Identity()
     return lesioned
 
 
 def _delete_layers(model, layers) -> MLP:
-    """Return a plain ``model`` with the hidden layers at indices ``layers``
-    (counted over all blocks, stem and head excluded) replaced by the identity; possible
-    because every hidden layer maps width to width."""
+    """A plain ``model`` with the hidden layers at indices ``layers`` (counted over all blocks)
+    replaced by the identity, possible since every hidden layer maps width to width."""
     per_block = len(model.blocks[0].layers) if len(model.blocks) else 1
     lesioned = _share(model, "blocks")
     for i in layers:
@@ -80,7 +67,7 @@ def _delete_layers(model, layers) -> MLP:
 def single_lesion_accuracies(model, x, y, *, unit: str = "block") -> np.ndarray:
     """Test accuracy after deleting each single block (``unit="block"``) or, for a plain
     net, each single hidden layer (``unit="layer"``): one number per deletion."""
-    model = _check_mlp(model)
+    model = check_module("model", model, MLP, what=_AN_MLP)
     check_choice("unit", unit, ("block", "layer"))
     if unit == "layer" and model.architecture != "plain":
         raise ValueError("unit='layer' needs a plain model; use unit='block' for a residual one")
@@ -92,7 +79,7 @@ def single_lesion_accuracies(model, x, y, *, unit: str = "block") -> np.ndarray:
 def random_lesion_accuracies(model, x, y, k: int, *, draws: int = 10, seed: int = 0) -> np.ndarray:
     """Test accuracy after deleting ``k`` blocks chosen at random (without repetition),
     for ``draws`` independent random choices drawn with ``seed``."""
-    model = _check_mlp(model)
+    model = check_module("model", model, MLP, what=_AN_MLP)
     k = check_int("k", k, minimum=0, maximum=len(model.blocks))
     draws = check_int("draws", draws, minimum=1)
     weights = sum(p.numel() for p in model.parameters())

@@ -1,14 +1,8 @@
-"""A deep plain network with no skip path and no normalisation that still trains: the
-looks-linear initialisation (Balduzzi et al. 2017).
-
-The activation is CReLU, x -> [ReLU(x), ReLU(-x)], which doubles the width; the next
-layer's weight is [U, -U] with U orthogonal. Since ReLU(x) - ReLU(-x) = x, that layer
-computes U x at initialisation: the whole network is a product of orthogonal matrices, a
-linear map that keeps every signal's length (dynamical isometry, notebook 03). Training
-moves the two halves apart, and the network becomes non-linear.
-
-Depth counts weight layers, as in notebook 08: a stem, depth - 2 hidden layers, a head.
-"""
+"""A deep plain network without skips or normalisation that still trains: the looks-linear
+initialisation (Balduzzi et al. 2017). CReLU, x -> [ReLU(x), ReLU(-x)], doubles the width and the
+next weight is [U, -U], U orthogonal: as ReLU(x) - ReLU(-x) = x, the network starts as a product
+of orthogonal matrices that keeps every signal's length (dynamical isometry, notebook 03) until
+training moves the two halves apart. Depth counts weight layers, as in notebook 08."""
 from __future__ import annotations
 
 import torch
@@ -39,8 +33,7 @@ def _orthogonal(rows: int, cols: int, generator: torch.Generator) -> torch.Tenso
 
 
 class _LooksLinearMLP(nn.Module):
-    """stem Linear -> (CReLU, Linear) x (depth - 2) -> CReLU -> head Linear, no skip path,
-    no normalisation. See ``make_looks_linear_mlp``."""
+    """stem Linear -> (CReLU, Linear) x (depth - 2) -> CReLU -> head Linear, no skip, no norm."""
 
     def __init__(self, depth: int, width: int, in_features: int, classes: int):
         super().__init__()
@@ -57,10 +50,8 @@ class _LooksLinearMLP(nn.Module):
 
 def make_looks_linear_mlp(depth: int, *, width: int = 64, in_features: int = 64, classes: int = 10,
                           seed: int = 0) -> nn.Module:
-    """A plain MLP of ``depth`` weight layers without skips or normalisation, biases 0:
-    an orthogonal stem, CReLU, and every later weight [U, -U] with U orthogonal, so the
-    network starts as an orthogonal linear map. Weights come from a private generator
-    seeded with ``seed``; the global torch seed is untouched."""
+    """A plain MLP of ``depth`` weight layers, biases 0: an orthogonal stem, CReLU, then weights
+    [U, -U] with U orthogonal, drawn from ``seed`` (the global torch seed untouched)."""
     depth = check_int("depth", depth, minimum=2)
     width = check_int("width", width, minimum=1)
     in_features = check_int("in_features", in_features, minimum=1)
@@ -68,8 +59,7 @@ def make_looks_linear_mlp(depth: int, *, width: int = 64, in_features: int = 64,
     seed = check_int("seed", seed, minimum=0)
     check_cost({"depth": depth, "width": width, "in_features": in_features, "classes": classes},
                lambda depth, width, in_features, classes: (
-                   8.0 * (depth * 2 * width * width + (in_features + classes) * 2 * width),
-                   4.0 * (depth * 2 * width * width + (in_features + classes) * 2 * width)),
+                   8.0 * (n := 2 * width * (depth * width + in_features + classes)), 4.0 * n),
                what="the weights of every layer")
     if in_features > width:
         raise invalid("in_features", f"at most width={width} for an orthogonal stem that keeps lengths",

@@ -1,7 +1,6 @@
-"""Shattered gradients (Balduzzi et al. 2017): how the gradient of a deep network's output
-with respect to its input changes from one input to the next. In a smooth function
-neighbouring inputs have similar gradients (autocorrelation near 1); in a deep plain
-network the gradient looks like white noise (autocorrelation near 0)."""
+"""Shattered gradients (Balduzzi et al. 2017): how a deep network's input gradient changes from one
+input to the next. In a smooth function neighbouring inputs have similar gradients (autocorrelation
+near 1); in a deep plain network the gradient looks like white noise (autocorrelation near 0)."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -11,7 +10,7 @@ import torch
 from torch import nn
 
 from .mlp import make_mlp
-from .validation import check_array, check_cost, check_figure, check_float, check_int, check_sequence, invalid
+from .validation import check_array, check_cost, check_figure, check_int, check_sequence, invalid
 
 __all__ = ["lag1_autocorrelation", "input_gradient_curve", "gradient_autocorrelation", "draw_gradient_curves",
            "gradient_curves_plot"]
@@ -31,32 +30,23 @@ def lag1_autocorrelation(values) -> float:
 
 
 def _freeze_batch_statistics(model: nn.Module, x: torch.Tensor) -> nn.Module:
-    """Set every BatchNorm layer's running mean and variance to the statistics of the
-    batch ``x`` and switch ``model`` to eval mode. Then the network is a fixed function of
-    each input on its own, so its input gradient is a well-defined curve."""
-    norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
-    saved = [m.momentum for m in norms]
-    for m in norms:
-        m.reset_running_stats()
-        m.momentum = None  # cumulative average: after one batch, exactly that batch's statistics
+    """Fix every BatchNorm layer's running statistics at the batch ``x``'s, then eval mode: a fixed
+    function of each input, whose gradient is a well-defined curve (``model``: a throwaway)."""
+    for m in model.modules():
+        if isinstance(m, nn.modules.batchnorm._BatchNorm):
+            m.reset_running_stats()
+            m.momentum = None  # cumulative average: after one batch, exactly that batch's statistics
     model.train()
     with torch.no_grad():
         model(x)
-    for m, momentum in zip(norms, saved):
-        m.momentum = momentum
     return model.eval()
 
 
 def input_gradient_curve(architecture: str, depth: int, *, width: int = 200, n_inputs: int = 256,
-                         low: float = -2.0, high: float = 2.0, block_layers: int = 2,
-                         seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Build a freshly initialised 1 -> width -> ... -> width -> 1 network (``make_mlp``,
-    BatchNorm statistics frozen at the batch of inputs) and return ``(x, dy/dx)`` at
-    ``n_inputs`` evenly spaced inputs in [low, high], computed in float64."""
+                         block_layers: int = 2, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``(x, dy/dx)`` in float64 at ``n_inputs`` evenly spaced x in [-2, 2] for a fresh network
+    1 -> width -> ... -> 1 (``make_mlp``), BatchNorm statistics frozen at the batch of inputs."""
     n_inputs = check_int("n_inputs", n_inputs, minimum=3)
-    low, high = check_float("low", low), check_float("high", high)
-    if not low < high:
-        raise invalid("low", f"below high={high}", low)
     depth = check_int("depth", depth, minimum=2)
     width = check_int("width", width, minimum=1)
     seed = check_int("seed", seed, minimum=0)
@@ -68,15 +58,12 @@ def input_gradient_curve(architecture: str, depth: int, *, width: int = 200, n_i
     model = make_mlp(architecture, depth, width=width, in_features=1, out_features=1,
                      block_layers=block_layers, seed=seed, dtype=torch.float64)
     model.requires_grad_(False)  # only dy/dx is wanted: backward then skips every weight gradient
-    x = torch.linspace(low, high, n_inputs, dtype=torch.float64).unsqueeze(1)
+    x = torch.linspace(-2.0, 2.0, n_inputs, dtype=torch.float64).unsqueeze(1)
     _freeze_batch_statistics(model, x)
     # In eval mode each output depends on its own input only: chunks keep a deep net's graph small.
     rows = max(16, min(n_inputs, 4096 // depth))
-    gradients = []
-    for chunk in x.split(rows):
-        chunk = chunk.clone().requires_grad_(True)
-        model(chunk).sum().backward()
-        gradients.append(chunk.grad[:, 0])
+    gradients = [torch.autograd.grad(model(chunk).sum(), chunk)[0][:, 0]
+                 for chunk in (part.clone().requires_grad_(True) for part in x.split(rows))]
     return x[:, 0].numpy(), torch.cat(gradients).numpy()
 
 
@@ -90,17 +77,15 @@ def gradient_autocorrelation(architecture: str, depth: int, *, seeds=(0, 1, 2, 3
 
 @lru_cache(maxsize=256)
 def _cached_curve(architecture: str, depth: int, block_layers: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``input_gradient_curve`` remembered per setting (a few kB each) for the widget;
-    read-only, so no caller can change what the next one gets."""
+    """``input_gradient_curve`` cached for the widget, read-only: no caller changes the next's."""
     x, grad = input_gradient_curve(architecture, depth, block_layers=block_layers, seed=seed)
     x.flags.writeable = grad.flags.writeable = False
     return x, grad
 
 
 def draw_gradient_curves(fig, *, depth: int = 18, block_layers: int = 2, seed: int = 0) -> str:
-    """The depth widget's picture: dy/dx against x for a plain (top) and a residual (bottom)
-    network of ``depth`` weight layers with the same weights, each divided by its own largest
-    |dy/dx| (only the shape matters); returns their lag-1 autocorrelations as text."""
+    """dy/dx against x for a plain (top) and a residual (bottom) net of ``depth`` weight layers,
+    each over its largest |dy/dx| (only shape matters); returns their lag-1 autocorrelations."""
     from .plotting import PLAIN_COLOR, RESIDUAL_COLOR, use_fixed_margins  # plotting sets the house style
 
     check_figure("fig", fig)
@@ -114,8 +99,7 @@ def draw_gradient_curves(fig, *, depth: int = 18, block_layers: int = 2, seed: i
         x, grad = _cached_curve(architecture, depth, block_layers, seed)
         finite = np.isfinite(grad)
         largest = float(np.abs(grad[finite]).max()) if finite.any() else 0.0
-        scale = largest if largest > 0 else 1.0
-        ax.plot(x[finite], offset + grad[finite] / scale, color=color, lw=1.2)
+        ax.plot(x[finite], offset + grad[finite] / (largest or 1.0), color=color, lw=1.2)
         correlation = lag1_autocorrelation(grad) if finite.all() and np.ptp(grad) > 0 else float("nan")
         ax.text(x[0], offset + 1.08, f"{architecture}: lag-1 autocorrelation {correlation:.2f}"
                 f"   (largest |dy/dx| = {largest:.2g})", color=color, fontsize=10)
@@ -131,9 +115,8 @@ def draw_gradient_curves(fig, *, depth: int = 18, block_layers: int = 2, seed: i
 
 
 def gradient_curves_plot(depth: int = 18, block_layers: int = 2):
-    """Notebook 09's live plot: depth (2 to 200 weight layers, redrawn on release) and
-    two- or one-layer blocks, redrawing ``draw_gradient_curves``; its static widget offers
-    depths 2 to 200 log-spaced, with 18 (plain already noise) and 52."""
+    """Notebook 09's live plot of ``draw_gradient_curves``: depth (2 to 200 weight layers, redrawn
+    on release; the static widget has 2 to 200 log-spaced, with 18 and 52) and the block size."""
     import ipywidgets as widgets
 
     from .widgets import LivePlot, slider

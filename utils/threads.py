@@ -19,12 +19,6 @@ _HUB_CPU_LIMIT = "CPU_LIMIT"
 LIBRARY_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
-def _ancestors(folder: Path, path: str) -> list[Path]:
-    """``folder/path`` and each parent up to ``folder``: a quota anywhere above applies too."""
-    parts = [part for part in path.split("/") if part]
-    return [folder.joinpath(*parts[:end]) for end in range(len(parts), -1, -1)]
-
-
 def _quota(folder: Path) -> float | None:
     """CPUs the quota files in ``folder`` allow (v2 ``cpu.max``, v1 ``cpu.cfs_quota_us``), or None."""
     v2, v1 = folder / "cpu.max", folder / "cpu.cfs_quota_us"
@@ -49,9 +43,16 @@ def _cgroup_cpu_limit(root=Path("/sys/fs/cgroup"),
         # v2's one hierarchy names no controller; v1 mounts cpu alone or with cpuacct.
         bases = (("", "unified") if not controllers else ("cpu", "cpu,cpuacct", "cpuacct,cpu")
                  if {"cpu", "cpuacct"} & set(controllers.split(",")) else ())
-        limits += [quota for base in bases for folder in _ancestors(root / base, path)
-                   if (quota := _quota(folder)) is not None]
+        parts = [part for part in path.split("/") if part]
+        # The cgroup's folder and each one above it: a quota anywhere on the path applies.
+        limits += [quota for base in bases for end in range(len(parts), -1, -1)
+                   if (quota := _quota((root / base).joinpath(*parts[:end]))) is not None]
     return min(limits, default=None)
+
+
+def _cores() -> int:
+    """The cores this process may run on (all of them where the OS cannot tell)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def cpu_share(environ=None) -> float:
@@ -60,7 +61,7 @@ def cpu_share(environ=None) -> float:
     environ = os.environ if environ is None else environ
     if not hasattr(environ, "get"):
         raise TypeError(f"environ must be a mapping of environment variables, got {environ!r}")
-    share = float(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    share = float(_cores())
     quota = _cgroup_cpu_limit()
     hub = environ.get(_HUB_CPU_LIMIT)
     try:
@@ -70,9 +71,8 @@ def cpu_share(environ=None) -> float:
 
 
 def _thread_count(environ=os.environ, share: float | None = None) -> int:
-    """The threads a kernel should use: ``COURSE_THREADS`` if a teacher set it, else an
-    ``OMP_NUM_THREADS`` already set (the tests set 1), else one (see the module docstring),
-    never more than the CPU ``share`` (default ``cpu_share()``) rounded down, at least one."""
+    """The threads a kernel should use: ``COURSE_THREADS``, else ``OMP_NUM_THREADS`` (the tests set
+    1), else one, never more than the CPU ``share`` (default ``cpu_share()``) rounded down."""
     share = cpu_share(environ) if share is None else share
     for variable in (COURSE_THREADS, "OMP_NUM_THREADS"):
         value = environ.get(variable, "").strip()
@@ -87,8 +87,7 @@ def fit_cpu_share() -> int:
     """Apply ``_thread_count()`` to this process: the libraries' variables for what loads later,
     and torch's own setting if torch is already loaded. Returns the count."""
     count = _thread_count()
-    for variable in LIBRARY_VARIABLES:
-        os.environ[variable] = str(count)
+    os.environ.update(dict.fromkeys(LIBRARY_VARIABLES, str(count)))
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(count)
     return count

@@ -24,11 +24,15 @@ MAX_OPERATIONS = 300 * OPERATIONS_PER_SECOND
 _NOTHING = object()
 
 
+def _instance_of(value, module: str, kind: str) -> bool:
+    """isinstance for a class of a library that may not be imported yet (then nothing is one)."""
+    return module in sys.modules and isinstance(value, getattr(sys.modules[module], kind))
+
+
 def describe_value(value) -> str:
     """A short description of ``value`` for an error message: the value itself for
     numbers, strings and None; the shape (and dtype) for arrays and tensors; else the type."""
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(value, torch.Tensor):
+    if _instance_of(value, "torch", "Tensor"):
         return f"a {str(value.dtype).removeprefix('torch.')} tensor of shape {tuple(value.shape)}"
     if isinstance(value, np.ndarray):
         return f"an array of shape {value.shape}"
@@ -63,8 +67,7 @@ def check_float(name: str, value, *, minimum: float | None = None, maximum: floa
     """Return ``value`` as a finite float, or raise if it is not a real number in range."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise invalid(name, "a real number", value, error=TypeError)
-    value = float(value)
-    if not np.isfinite(value):
+    if not np.isfinite(value := float(value)):
         raise invalid(name, "finite", value)
     return _in_range(name, value, minimum, maximum)
 
@@ -128,16 +131,13 @@ def check_callable(name: str, value, *, what: str = "a function") -> Callable:
 
 def check_tensor(name: str, value, *, ndim: int | None = None, last_dim: int | None = None,
                  floating: bool = True, shape_text: str | None = None):
-    """Return ``value`` if it is a torch.Tensor of rank ``ndim`` and last dimension ``last_dim``
-    (each when given), floating-point when ``floating``; ``shape_text`` words the shape wanted."""
-    torch = sys.modules.get("torch")  # a tensor exists only once torch is imported
-    shape = shape_text or " and ".join(part for part in (
-        f"{ndim} dimension(s)" if ndim is not None else "",
-        f"last dimension {last_dim}" if last_dim is not None else "") if part)
-    wanted = "a torch.Tensor" + (f" of shape {shape}" if shape_text else f" with {shape}" if shape else "")
-    if torch is None or not isinstance(value, torch.Tensor):
+    """Return ``value`` if it is a torch.Tensor of rank ``ndim``, last dimension ``last_dim`` (each
+    when given), floating-point when ``floating``; ``shape_text`` words it: "(batch, 64)"."""
+    wanted = "a torch.Tensor" + (f" of shape {shape_text}" if shape_text else
+                                 f" with last dimension {last_dim}" if last_dim is not None else "")
+    if not _instance_of(value, "torch", "Tensor"):
         raise invalid(name, wanted, value, error=TypeError)
-    if floating and not torch.is_floating_point(value):
+    if floating and not value.is_floating_point():
         raise invalid(name, "a floating-point torch.Tensor", value, error=TypeError, fix="convert it with .float()")
     if (ndim is not None and value.ndim != ndim) or (
             last_dim is not None and (value.ndim == 0 or value.shape[-1] != last_dim)):
@@ -148,17 +148,14 @@ def check_tensor(name: str, value, *, ndim: int | None = None, last_dim: int | N
 def check_module(name: str, value, kind: type | None = None, *, what: str | None = None):
     """Return ``value`` if it is a torch.nn.Module (an instance of ``kind`` when given),
     else raise; ``what`` says where such a module comes from (e.g. "a utils.mlp.MLP")."""
-    torch = sys.modules.get("torch")
-    kind = kind if kind is not None else (torch.nn.Module if torch is not None else None)
-    if kind is None or not isinstance(value, kind):
+    if not (isinstance(value, kind) if kind else _instance_of(value, "torch.nn", "Module")):
         raise invalid(name, what or "a torch.nn.Module", value, error=TypeError)
     return value
 
 
 def check_figure(name: str, value):
     """Return ``value`` if it is a matplotlib Figure (what every draw function draws on)."""
-    figure = sys.modules.get("matplotlib.figure")  # a Figure exists only once matplotlib is imported
-    if figure is None or not isinstance(value, figure.Figure):
+    if not _instance_of(value, "matplotlib.figure", "Figure"):
         raise invalid(name, "a matplotlib Figure", value, error=TypeError,
                       fix="make one with matplotlib.figure.Figure() or utils.plotting.new_figure()")
     return value
@@ -166,8 +163,7 @@ def check_figure(name: str, value):
 
 def check_axes(name: str, value):
     """Return ``value`` if it is a matplotlib Axes (e.g. ``fig.subplots()``)."""
-    axes = sys.modules.get("matplotlib.axes")
-    if axes is None or not isinstance(value, axes.Axes):
+    if not _instance_of(value, "matplotlib.axes", "Axes"):
         raise invalid(name, "a matplotlib Axes", value, error=TypeError, fix="make one with fig.subplots()")
     return value
 
@@ -183,35 +179,29 @@ def check_array(name: str, value, *, ndim: int | None = None, shape: tuple | Non
         raise invalid(name, "an array of numbers", value, error=TypeError, fix=str(exc)) from None
     if ndim is not None and array.ndim != ndim:
         raise invalid(name, f"an array with {ndim} dimension(s)", array)
-    if shape is not None:
-        if array.ndim != len(shape) or any(want is not None and got != want for got, want in zip(array.shape, shape)):
-            wanted = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
-            raise invalid(name, f"an array of shape {wanted}", array)
+    if shape is not None and (array.ndim != len(shape) or any(
+            want is not None and got != want for got, want in zip(array.shape, shape))):
+        wanted = str(tuple("any" if s is None else s for s in shape)).replace("'", "")
+        raise invalid(name, f"an array of shape {wanted}", array)
     if not np.all(np.isfinite(array)):
         raise invalid(name, "finite (it contains NaN or infinity)", fix="pass finite numbers")
     return array
 
 
-def _format_bytes(count: float) -> str:
-    for unit in ("bytes", "kB", "MB", "GB", "TB", "PB"):
-        if count < 1000:
-            return f"{count:.3g} {unit}"
-        count /= 1000
-    return f"{count:.3g} EB"
+_BYTES = {"EB": 1e18, "PB": 1e15, "TB": 1e12, "GB": 1e9, "MB": 1e6, "kB": 1e3, "bytes": 1}
+_SECONDS = {"years": 3.15e7, "days": 86400, "hours": 3600, "minutes": 60, "seconds": 1}
 
 
-def _format_seconds(seconds: float) -> str:
-    for unit, length in (("years", 3.15e7), ("days", 86400), ("hours", 3600), ("minutes", 60)):
-        if seconds >= length:
-            return f"{seconds / length:.3g} {unit}"
-    return f"{seconds:.3g} seconds"
+def _in_units(value: float, units: dict) -> str:
+    """``value`` in the largest of ``units`` (name -> size, largest first) it reaches: '3.2 GB'."""
+    unit = next((unit for unit, size in units.items() if value >= size), [*units][-1])
+    return f"{value / units[unit]:.3g} {unit}"
 
 
 def check_cost(sizes: dict, cost: Callable[..., tuple[float, float]], *, what: str) -> None:
-    """Refuse, before anything is allocated, a call whose ``cost(**sizes)`` (bytes, simple
-    operations) exceeds ``MAX_BYTES`` or ``MAX_OPERATIONS``: a ValueError naming the size
-    furthest beyond what fits, what the call needs for ``what``, and the largest value of that
-    size accepted with the others unchanged (``sizes``: already checked, positive)."""
+    """Refuse a call whose ``cost(**sizes)`` (bytes, operations; ``sizes`` checked, positive)
+    exceeds ``MAX_BYTES`` or ``MAX_OPERATIONS``: a ValueError naming the size furthest beyond what
+    fits, what the call needs for ``what``, and the largest value of that size accepted."""
     def fits(**changed) -> bool:
         nbytes, operations = cost(**{**sizes, **changed})
         return nbytes <= MAX_BYTES and operations <= MAX_OPERATIONS
@@ -226,15 +216,13 @@ def check_cost(sizes: dict, cost: Callable[..., tuple[float, float]], *, what: s
     # Blame the size furthest beyond what fits; one that cannot fit at all whatever its
     # value (another size is too big) only when no size can be fixed on its own.
     blame = max(fitting, key=lambda name: sizes[name] / fitting[name] if fitting[name] else 0.0)
-    largest = fitting[blame]
-    nbytes, operations = cost(**sizes)
-    need = (f"about {_format_bytes(nbytes)} of memory" if nbytes > MAX_BYTES else
-            f"about {operations:.2g} operations (some {_format_seconds(operations / OPERATIONS_PER_SECOND)} "
-            f"on a laptop core)")
+    largest, (nbytes, operations) = fitting[blame], cost(**sizes)
+    seconds = lambda operations: _in_units(operations / OPERATIONS_PER_SECOND, _SECONDS)
+    need = (f"about {_in_units(nbytes, _BYTES)} of memory" if nbytes > MAX_BYTES else
+            f"about {operations:.2g} operations (some {seconds(operations)} on a laptop core)")
     others = ", ".join(f"{name}={value}" for name, value in sizes.items() if name != blame)
-    given = f"{blame}={sizes[blame]}" + (f" with {others}" if others else "")
-    accepted = (f"this course's functions accept {blame} up to {largest}" + (f" with {others}" if others else "")
-                if largest else f"no {blame} fits with {others}: make those smaller")
-    raise ValueError(f"{given} would need {need} for {what}; {accepted} (one call may use "
-                     f"{_format_bytes(MAX_BYTES)} and about {_format_seconds(MAX_OPERATIONS / OPERATIONS_PER_SECOND)} "
-                     f"of a laptop core)")
+    others = f" with {others}" if others else ""
+    accepted = (f"this course's functions accept {blame} up to {largest}{others}" if largest
+                else f"no {blame} fits{others}: make those smaller")
+    raise ValueError(f"{blame}={sizes[blame]}{others} would need {need} for {what}; {accepted} (one call "
+                     f"may use {_in_units(MAX_BYTES, _BYTES)} and about {seconds(MAX_OPERATIONS)} of a laptop core)")
