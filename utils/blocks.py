@@ -43,6 +43,20 @@ def _check_d(d) -> int:
     return d
 
 
+def _seeded_linears(build, generator: torch.Generator | None, std) -> nn.Module:
+    """``build()``, then every Linear's weight redrawn N(0, ``std(name, layer)``) from
+    ``generator``, its bias zeroed; torch's default draws use a fork, sparing the global seed."""
+    with torch.random.fork_rng(devices=[]):
+        model = build()
+    with torch.no_grad():
+        for name, layer in model.named_modules():
+            if isinstance(layer, nn.Linear):
+                layer.weight.normal_(0.0, std(name, layer), generator=generator)
+                if layer.bias is not None:
+                    layer.bias.zero_()
+    return model
+
+
 def _check_input(x, d: int) -> None:
     """Fail with a clear message before torch fails with a shape error deep inside."""
     check_tensor("x", x, last_dim=d, shape_text=f"(..., {d}), whose last dimension d={d} is the block's width")

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .blocks import ReZeroBlock
+from .blocks import ReZeroBlock, _seeded_linears
 from .plotting import PALETTE, log_safe, plot_log_safe, log_ticks, use_fixed_margins
 from .validation import (check_choice, check_cost, check_figure, check_int, check_module, check_tensor,
                         check_text, invalid)
@@ -87,26 +87,24 @@ def build_deep_mlp(depth: int, recipe: str = "default", *, width: int = 64, in_f
 
     check_cost({"depth": depth, "width": width, "in_features": in_features, "classes": classes}, cost,
                what="the weights of every layer")
-    generator = torch.Generator().manual_seed(seed)
     multiplier = 1 / math.sqrt(count) if recipe == "scaled" and count else 1.0
     alpha = {"rezero": 0.0, "fixup": 1.0}.get(recipe)
-    with torch.random.fork_rng(devices=[]):  # the default init draws are overwritten below
-        stem = nn.Linear(in_features, width)
-        blocks = [ReZeroBlock(width, relu=True, multiplier=multiplier, alpha=alpha) for _ in range(count)]
-        head = nn.Linear(width, classes)
+    model = _seeded_linears(
+        lambda: _DeepResidualMLP(nn.Linear(in_features, width), [ReZeroBlock(
+            width, relu=True, multiplier=multiplier, alpha=alpha) for _ in range(count)],
+            nn.Linear(width, classes), recipe),
+        torch.Generator().manual_seed(seed),  # He-normal, the head without ReLU's gain
+        lambda name, layer: math.sqrt((1.0 if name == "head" else 2.0) / layer.in_features))
     with torch.no_grad():
-        for layer, gain_sq in [(stem, 2.0)] + [(fc, 2.0) for b in blocks for fc in (b.fc1, b.fc2)] + [(head, 1.0)]:
-            layer.weight.normal_(0.0, math.sqrt(gain_sq / layer.in_features), generator=generator)
-            layer.bias.zero_()
-        for block in blocks:
+        for block in model.blocks:
             if recipe == "init-only":
                 block.fc2.weight.mul_(1 / math.sqrt(count))
             elif recipe == "fixup":
                 block.fc1.weight.mul_(count ** -0.5)
                 block.fc2.weight.zero_()
         if recipe == "fixup":
-            head.weight.zero_()
-    return _DeepResidualMLP(stem, blocks, head, recipe)
+            model.head.weight.zero_()
+    return model
 
 
 def signal_at_init(model: _DeepResidualMLP, x: torch.Tensor, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
