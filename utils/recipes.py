@@ -17,6 +17,7 @@ two-layer blocks, a head), so ``depth=56`` has L = 27 residual branches. The rec
 from __future__ import annotations
 
 import math
+import numbers
 from functools import lru_cache
 
 import numpy as np
@@ -25,8 +26,8 @@ from torch import nn
 
 from .blocks import ReZeroBlock, _seeded_linears
 from .plotting import PALETTE, log_safe, plot_log_safe, log_ticks, use_fixed_margins
-from .validation import (check_choice, check_cost, check_figure, check_int, check_module, check_tensor,
-                        check_text, invalid)
+from .validation import (check_choice, check_cost, check_figure, check_int, check_module,
+                         check_sequence, check_tensor, check_text, invalid)
 
 __all__ = ["RECIPES", "deepnorm_constants", "branches", "build_deep_mlp", "signal_at_init", "draw_losses",
            "draw_signal", "signal_plot"]
@@ -107,19 +108,17 @@ def build_deep_mlp(depth: int, recipe: str = "default", *, width: int = 64, in_f
     return model
 
 
-def signal_at_init(model: _DeepResidualMLP, x: torch.Tensor, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """``(forward, backward)``, L + 1 values each: the RMS of the stream after the stem and
-    every block for input ``x``, and of the gradient of a random probe of the last stream
-    (sum of stream * r, r ~ N(0, 1) from ``seed``) for each stream. The probe bypasses the
-    head, so Fixup's zeroed classifier still shows how the blocks pass gradients back.
-    Overflow comes back as inf (never NaN), ready for ``plotting.plot_log_safe``."""
+def signal_at_init(model: _DeepResidualMLP, x: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """``(forward, backward)``, L + 1 values each: the RMS of the stream after the stem and every
+    block for input ``x``, and of the gradient of a seeded random probe (sum of last stream * r,
+    r ~ N(0, 1)) for each: the probe bypasses the head, so Fixup's zeroed classifier still shows
+    how the blocks pass gradients back. Overflow comes back as inf (never NaN)."""
     check_module("model", model, _DeepResidualMLP, what="a model from build_deep_mlp")
     check_tensor("x", x, ndim=2, last_dim=model.stem.in_features, shape_text=f"(n, {model.stem.in_features})")
-    seed = check_int("seed", seed, minimum=0)
     states = model.stream(x)
     for state in states:
         state.retain_grad()
-    probe = torch.randn(states[-1].shape, generator=torch.Generator().manual_seed(seed))
+    probe = torch.randn(states[-1].shape, generator=torch.Generator().manual_seed(0))
     (states[-1] * probe).sum().backward()
     model.zero_grad(set_to_none=True)
     rms = lambda t: float(t.detach().double().pow(2).mean().sqrt()) if t is not None else float("nan")
@@ -130,18 +129,6 @@ def signal_at_init(model: _DeepResidualMLP, x: torch.Tensor, *, seed: int = 0) -
 # Not the plain colour, and not green: the course's diagrams draw the residual branch F in green.
 _RECIPE_COLORS = {"default": PALETTE[6], "scaled": PALETTE[5], "init-only": PALETTE[3], "rezero": PALETTE[0],
                  "fixup": PALETTE[4]}
-
-
-def _check_losses(name: str, losses) -> None:
-    """A run's losses must be a non-empty list of numbers (the last may be NaN or inf)."""
-    if isinstance(losses, (str, bytes)) or not isinstance(losses, (list, tuple, np.ndarray)):
-        raise invalid(name, "a list of losses (numbers)", losses, error=TypeError)
-    try:
-        values = np.asarray(losses, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise invalid(name, "a list of losses (numbers)", losses, error=TypeError) from None
-    if values.ndim != 1 or values.size == 0:
-        raise invalid(name, "a non-empty list of numbers", values)
 
 
 def _plot_losses(ax, losses, *, color: str, label: str) -> str:
@@ -177,7 +164,9 @@ def draw_losses(fig, histories: dict) -> str:
                       error=TypeError)
     for name, losses in histories.items():
         check_text("histories' keys", name)
-        _check_losses(f"histories[{name!r}]", losses)
+        key = f"histories[{name!r}]"
+        if not all(isinstance(v, numbers.Real) for v in check_sequence(key, losses, what="losses")):
+            raise invalid(key, "a list of numbers (the last may be NaN)", losses, error=TypeError)
     everything, finite = fig.subplots(1, 2)
     trained = {name: losses for name, losses in histories.items() if np.isfinite(losses).all()}
     for ax, runs in ((everything, histories), (finite, trained)):
@@ -204,21 +193,14 @@ def draw_losses(fig, histories: dict) -> str:
             f"ended in NaN or inf: {', '.join(n for n in histories if n not in trained) or 'none'}")
 
 
-_SIGNALS: dict = {}  # (recipe, depth, batch shape, batch hash) -> (forward, backward): a widget's settings, a few kB each
-_SIGNALS_KEPT = 256
-
-
-def _signal(recipe: str, depth: int, x: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
-    """``signal_at_init`` of a fresh ``build_deep_mlp(depth, recipe)``, remembered per
-    setting and input batch, so a slider moved back redraws without rebuilding the model."""
-    key = (recipe, depth, tuple(x.shape), hash(x.detach().cpu().numpy().tobytes()))
-    if key not in _SIGNALS:
-        if len(_SIGNALS) >= _SIGNALS_KEPT:
-            _SIGNALS.pop(next(iter(_SIGNALS)))
-        forward, backward = signal_at_init(build_deep_mlp(depth, recipe), x)
-        forward.flags.writeable = backward.flags.writeable = False
-        _SIGNALS[key] = forward, backward
-    return _SIGNALS[key]
+@lru_cache(maxsize=256)  # a widget's settings, a few kB each
+def _signal(recipe: str, depth: int, batch: bytes, shape: tuple, dtype: str) -> tuple:
+    """``signal_at_init`` of a fresh ``build_deep_mlp(depth, recipe)`` on the batch given as
+    bytes, remembered, so a slider moved back redraws without rebuilding the model."""
+    x = torch.from_numpy(np.frombuffer(batch, dtype=dtype).reshape(shape).copy())
+    forward, backward = signal_at_init(build_deep_mlp(depth, recipe), x)
+    forward.flags.writeable = backward.flags.writeable = False
+    return forward, backward
 
 
 def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x=None) -> str:
@@ -231,7 +213,8 @@ def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x=None) -> str
     if x is None:
         x = _first_digits()
     check_tensor("x", x, ndim=2, last_dim=64, shape_text="(n, 64), the input batch")
-    forward, backward = _signal(recipe, depth, x)
+    batch = x.detach().cpu().numpy()
+    forward, backward = _signal(recipe, depth, batch.tobytes(), batch.shape, batch.dtype.str)
     color = _RECIPE_COLORS[recipe]
     index = np.arange(forward.size)
     ax = fig.subplots()
