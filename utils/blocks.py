@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from .validation import (check_array, check_bool, check_choice, check_cost, check_figure, check_float, check_int,
-                         check_module, check_tensor, check_text, invalid)
+                         check_module, check_sequence, check_tensor, check_text, invalid)
 
 __all__ = ["NORM_POSITIONS", "REZERO", "block_numbers", "check_scale", "LayerNormResidualBlock",
            "LayerNormPlainBlock", "ReZeroBlock", "make_block", "make_stack", "draw_std_through_stack", "output_stats",
@@ -73,20 +73,31 @@ def check_scale(scale):
     return check_float("scale", scale)
 
 
-class LayerNormResidualBlock(nn.Module):
+class _LayerNormLayers(nn.Module):
+    """A LayerNorm and the branch F, fc1 created first: seeded builds depend on this order."""
+
+    def __init__(self, d: int):
+        super().__init__()
+        self.d = _check_d(d)
+        self.norm = nn.LayerNorm(self.d)
+        self.fc1 = nn.Linear(self.d, 4 * self.d)
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(4 * self.d, self.d)
+
+    def branch(self, x: torch.Tensor) -> torch.Tensor:
+        """F(x) = Linear(4d, d)(GELU(Linear(d, 4d)(x))), before scaling."""
+        return self.fc2(self.act(self.fc1(x)))
+
+
+class LayerNormResidualBlock(_LayerNormLayers):
     """y = x + s * F(LN(x)) (``norm="pre"``) or y = LN(x + s * F(x)) (``norm="post"``), with
     ``scale`` s a fixed number or ``"rezero"``: ReZero's learnable ``alpha`` from 0, so a
     pre-norm gated block starts as the identity (ReZero as published: ``ReZeroBlock``)."""
 
     def __init__(self, d: int, norm: str = "pre", scale=1.0):
-        super().__init__()
-        self.d = _check_d(d)
-        self.norm_position = check_choice("norm", norm, NORM_POSITIONS)
-        scale = check_scale(scale)
-        self.norm = nn.LayerNorm(self.d)
-        self.fc1 = nn.Linear(self.d, 4 * self.d)  # created first: seeded builds depend on this order
-        self.act = nn.GELU()
-        self.fc2 = nn.Linear(4 * self.d, self.d)
+        norm, scale = check_choice("norm", norm, NORM_POSITIONS), check_scale(scale)
+        super().__init__(d)
+        self.norm_position = norm
         self.alpha = nn.Parameter(torch.zeros(())) if scale == REZERO else None
         self.fixed_scale = None if scale == REZERO else scale
 
@@ -94,10 +105,6 @@ class LayerNormResidualBlock(nn.Module):
     def scale(self) -> float:
         """The branch scale s now (for ReZero, the current value of alpha)."""
         return float(self.alpha.detach()) if self.alpha is not None else self.fixed_scale
-
-    def branch(self, x: torch.Tensor) -> torch.Tensor:
-        """F(x) = Linear(4d, d)(GELU(Linear(d, 4d)(x))), before scaling."""
-        return self.fc2(self.act(self.fc1(x)))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_input(x, self.d)
@@ -111,33 +118,22 @@ class LayerNormResidualBlock(nn.Module):
         return f"d={self.d}, norm={self.norm_position!r}, scale={scale!r}"
 
 
-class LayerNormPlainBlock(nn.Module):
+class LayerNormPlainBlock(_LayerNormLayers):
     """The same layers as ``LayerNormResidualBlock`` in sequence, with no skip path:
     y = Linear(4d, d)(GELU(Linear(d, 4d)(LN(x))))."""
 
-    def __init__(self, d: int):
-        super().__init__()
-        self.d = _check_d(d)
-        self.norm = nn.LayerNorm(self.d)
-        self.fc1 = nn.Linear(self.d, 4 * self.d)  # created first, as in LayerNormResidualBlock
-        self.act = nn.GELU()
-        self.fc2 = nn.Linear(4 * self.d, self.d)
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_input(x, self.d)
-        return self.fc2(self.act(self.fc1(self.norm(x))))
+        return self.branch(self.norm(x))
 
     def extra_repr(self) -> str:
         return f"d={self.d}"
 
 
 class ReZeroBlock(nn.Module):
-    """ReZero as Bachlechner et al. (2020) publish it: y = x + alpha * F(x) with the course's
-    branch F (GELU, 4d hidden), a learnable alpha that starts at 0 and **no LayerNorm**
-    (``LayerNormResidualBlock`` with ``scale="rezero"`` adds the gate to a normed block).
-    Notebook 11's norm-free MLP is built of it: ``relu=True`` gives its branch (ReLU, d
-    hidden), ``multiplier`` a fixed s in y = x + alpha * s * F(x), and its other recipes
-    start alpha at 1 (Fixup) or go without it (``alpha=None``: y = x + s * F(x))."""
+    """ReZero as Bachlechner et al. (2020) publish it: y = x + alpha * F(x), the course's branch
+    F, alpha learnable from 0, **no LayerNorm**. Notebook 11's recipes set ``relu=True`` (ReLU,
+    d hidden), a fixed ``multiplier`` s in y = x + alpha * s * F(x), alpha's start or ``None``."""
 
     def __init__(self, d: int, *, relu: bool = False, multiplier: float = 1.0,
                  alpha: float | None = 0.0):
@@ -145,7 +141,7 @@ class ReZeroBlock(nn.Module):
         self.d = _check_d(d)
         hidden = self.d if check_bool("relu", relu) else 4 * self.d
         self.multiplier = check_float("multiplier", multiplier)
-        self.fc1 = nn.Linear(self.d, hidden)  # created first, as in LayerNormResidualBlock
+        self.fc1 = nn.Linear(self.d, hidden)  # created first, as in _LayerNormLayers
         self.act = nn.ReLU() if relu else nn.GELU()
         self.fc2 = nn.Linear(hidden, self.d)
         alpha = None if alpha is None else check_float("alpha", alpha)
@@ -201,9 +197,8 @@ def draw_std_through_stack(fig, stds: dict) -> None:
     traces = {}
     for name, trace in stds.items():  # every trace is checked before anything is drawn
         check_text("stds' names", name)
-        if isinstance(trace, (str, bytes)) or not isinstance(trace, (list, tuple, np.ndarray)):
-            raise invalid(f"stds[{name!r}]", "a list of at least two numbers", trace, error=TypeError)
-        traces[name] = check_array(f"stds[{name!r}]", trace, ndim=1)
+        key = f"stds[{name!r}]"
+        traces[name] = check_array(key, check_sequence(key, trace, what="numbers"), ndim=1)
         if traces[name].size < 2:
             raise invalid(f"stds[{name!r}]", "a list of at least two numbers", traces[name])
     others = iter(others)
