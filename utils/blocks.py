@@ -163,8 +163,7 @@ class ReZeroBlock(nn.Module):
 
 def make_block(d: int, *, residual: bool = True, norm: str = "pre", scale=1.0) -> nn.Module:
     """One block: ``LayerNormResidualBlock(d, norm, scale)`` or, with ``residual=False``,
-    ``LayerNormPlainBlock(d)`` (a plain block has no skip path, so ``norm`` and ``scale`` are
-    checked but do not apply)."""
+    ``LayerNormPlainBlock(d)`` (no skip path: ``norm`` and ``scale`` are checked, not used)."""
     if check_bool("residual", residual):
         return LayerNormResidualBlock(d, norm=norm, scale=scale)
     check_choice("norm", norm, NORM_POSITIONS)
@@ -200,7 +199,7 @@ def draw_std_through_stack(fig, stds: dict) -> None:
         key = f"stds[{name!r}]"
         traces[name] = check_array(key, check_sequence(key, trace, what="numbers"), ndim=1)
         if traces[name].size < 2:
-            raise invalid(f"stds[{name!r}]", "a list of at least two numbers", traces[name])
+            raise invalid(key, "a list of at least two numbers", traces[name])
     others = iter(others)
     ax = fig.subplots()
     for name, values in traces.items():
