@@ -65,9 +65,8 @@ def _normalisation(d: int, rms_norm: bool) -> nn.Module:
 
 
 class _SelfAttention(nn.Module):
-    """Multi-head self-attention: each token mixes in the values, weighted by softmax(q.k /
-    sqrt(d_head)). ``qk_norm`` normalises each head's q and k first (RMSNorm with
-    ``rms_norm``), so no logit can exceed sqrt(d_head) times the norms' gains."""
+    """Multi-head self-attention, the values weighted by softmax(q.k / sqrt(d_head)); ``qk_norm``
+    normalises each head's q and k first: no logit exceeds sqrt(d_head) times the norms' gains."""
 
     def __init__(self, d: int, heads: int, *, qk_norm: bool, rms_norm: bool):
         super().__init__()
@@ -167,8 +166,7 @@ class TinyTransformer(nn.Module):
         self.register_buffer("readout", torch.randn(d, classes, generator=generator) / math.sqrt(d))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _check_stream(x, self.d)
-        for block in self.blocks:
+        for block in self.blocks:  # the first block checks x
             x = block(x)
         return self.final_norm(x) @ self.readout
 
@@ -326,9 +324,8 @@ def draw_stream(fig, streams: dict, *, title: str | None = None) -> str:
 
 
 def draw_gradient_vs_depth(fig, depths, post, pre) -> str:
-    """Log-log plot of the last block's gradient against depth for post-LN (flat) and
-    pre-LN (falling), with a 1/sqrt(L) line through pre-LN's first point. The title says
-    how far pre-LN strays from that line at most, so it claims no closer fit than measured."""
+    """Log-log: the last block's gradient against depth, post-LN and pre-LN, and 1/sqrt(L) through
+    pre-LN's first point; the title says how far pre-LN strays from it, claiming no closer fit."""
     from .plotting import PALETTE
 
     check_figure("fig", fig)
