@@ -36,10 +36,9 @@ RECIPES = ("default", "scaled", "init-only", "rezero", "fixup")
 
 
 def deepnorm_constants(layers: int) -> tuple[float, float]:
-    """DeepNorm's ``(alpha, beta)`` for an encoder- or decoder-only model of N = ``layers``
-    layers (Wang et al. 2022): x_{l+1} = LN(alpha * x_l + G(x_l)), alpha = (2N)^(1/4), with
-    the feed-forward and the attention's value and output weights initialised
-    beta = (8N)^(-1/4) times smaller (an encoder-decoder model uses other constants)."""
+    """DeepNorm's ``(alpha, beta)`` for an encoder- or decoder-only model of N = ``layers`` layers
+    (Wang et al. 2022): x_{l+1} = LN(alpha * x_l + G(x_l)), alpha = (2N)^(1/4), the FFN and the
+    attention's value and output weights initialised beta = (8N)^(-1/4) times smaller."""
     layers = check_int("layers", layers, minimum=1)
     return (2 * layers) ** 0.25, (8 * layers) ** -0.25
 
@@ -132,9 +131,8 @@ _RECIPE_COLORS = {"default": PALETTE[6], "scaled": PALETTE[5], "init-only": PALE
 
 
 def _plot_losses(ax, losses, *, color: str, label: str) -> str:
-    """Draw a training-loss curve on a log axis; a run that ended in NaN or inf keeps its
-    finite part and an annotated open triangle at the top edge at its last step, rather
-    than vanishing or being drawn at an invented value. Returns a note on how it ended."""
+    """A training-loss curve on a log axis; a run that ended in NaN or inf keeps its finite part
+    and an annotated triangle at the top edge, not an invented value. Returns how it ended."""
     values = np.asarray(losses, dtype=np.float64)
     steps = np.arange(1, values.size + 1)
     finite = np.isfinite(values)
@@ -154,10 +152,9 @@ def _plot_losses(ax, losses, *, color: str, label: str) -> str:
 
 
 def draw_losses(fig, histories: dict) -> str:
-    """Training-loss curves (recipe -> list of losses, one run each) on log axes: every run
-    on the left (one that ended in NaN or inf marked at the top edge), a close-up of the
-    finite ones on the right. Returns which runs stayed finite: the coarse outcome every
-    CPU reproduces (a trained run's last loss and the step a run overflows are chaotic)."""
+    """Training-loss curves (recipe -> losses of one run) on log axes: every run on the left, a
+    close-up of the finite ones on the right. Returns which runs stayed finite: the coarse outcome
+    every CPU reproduces (a trained run's last loss and the step a run overflows are chaotic)."""
     check_figure("fig", fig)
     if not isinstance(histories, dict) or not histories:
         raise invalid("histories", "a non-empty dict mapping a recipe name to its losses", histories,
@@ -204,9 +201,8 @@ def _signal(recipe: str, depth: int, batch: bytes, shape: tuple, dtype: str) -> 
 
 
 def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x=None) -> str:
-    """The widget picture: ``signal_at_init`` of a fresh ``build_deep_mlp(depth, recipe)`` on
-    log axes, overflow marked, for the inputs ``x`` (None: the first 64 training digits,
-    notebook 11's batch). Returns a summary."""
+    """The widget picture: ``signal_at_init`` of a fresh ``build_deep_mlp(depth, recipe)`` on log
+    axes, overflow marked, for inputs ``x`` (None: notebook 11's batch, the first 64 digits)."""
     check_figure("fig", fig)
     check_choice("recipe", recipe, RECIPES)
     branches(depth)
