@@ -20,6 +20,9 @@ import torch
 from torch import nn
 
 from .blocks import NORM_POSITIONS, LayerNormResidualBlock, _seeded_linears
+from .diagrams import BRANCH_COLOR
+from .plotting import PALETTE, RESIDUAL_COLOR, log_ticks
+from .training import _adam_run
 from .validation import (check_array, check_bool, check_choice, check_cost, check_figure, check_float, check_int,
                          check_module, check_tensor, check_text, invalid)
 
@@ -209,8 +212,6 @@ def adam_steps(model: TinyTransformer, x: torch.Tensor, labels: torch.Tensor, *,
                lr: float = 1e-3) -> list[float]:
     """Train ``model`` in place for ``steps`` full-batch Adam steps on notebook 10's task (the
     cross-entropy at each sequence's last token); every step's loss, up to a non-finite one."""
-    from .training import _adam_run
-
     x = _check_model_input(model, x)
     if x.dtype != model.readout.dtype:
         raise invalid("x", f"a {model.readout.dtype} tensor, as the model's weights are", x, error=TypeError)
@@ -293,9 +294,6 @@ def stream_growth(stream: dict) -> tuple[float, float]:
 def draw_stream(fig, streams: dict, *, title: str | None = None) -> str:
     """One panel per ``streams`` entry (label -> ``residual_stream`` dict): the RMS of the stream
     each sublayer reads and of its write, log axis; ``title`` (by default each stream's growth)."""
-    from .diagrams import BRANCH_COLOR
-    from .plotting import RESIDUAL_COLOR, log_ticks
-
     check_figure("fig", fig)
     if not isinstance(streams, dict) or not streams:
         raise invalid("streams", "a non-empty dict mapping a label to residual_stream(...) output", streams,
@@ -326,8 +324,6 @@ def draw_stream(fig, streams: dict, *, title: str | None = None) -> str:
 def draw_gradient_vs_depth(fig, depths, post, pre) -> str:
     """Log-log: the last block's gradient against depth, post-LN and pre-LN, and 1/sqrt(L) through
     pre-LN's first point; the title says how far pre-LN strays from it, claiming no closer fit."""
-    from .plotting import PALETTE
-
     check_figure("fig", fig)
     depths = check_array("depths", depths, ndim=1)
     if len(depths) == 0 or depths.min() < 1:
@@ -355,8 +351,6 @@ def draw_gradient_vs_depth(fig, depths, post, pre) -> str:
 def draw_variance(fig, stream: dict, slope: float) -> str:
     """The stream's variance after every sublayer of ``stream`` (a ``residual_stream`` dict) and
     the line of slope ``slope`` through its first point: the picture of "variances add"."""
-    from .plotting import RESIDUAL_COLOR
-
     check_figure("fig", fig)
     _check_residual_stream("stream", stream, keys=("stream", "final"))
     if not isinstance(slope, (int, float)) or not math.isfinite(slope):
