@@ -11,8 +11,10 @@ from functools import lru_cache
 
 import numpy as np
 import torch
+from matplotlib.ticker import MaxNLocator
 from torch import nn
 
+from . import plotting
 from .validation import (check_array, check_bool, check_choice, check_cost, check_figure, check_float, check_int,
                          check_module, check_sequence, check_tensor, check_text, invalid)
 
@@ -184,8 +186,6 @@ def make_stack(depth: int, d: int, *, residual: bool = True, norm: str = "pre", 
 def draw_std_through_stack(fig, stds: dict) -> None:
     """Notebook 05's std of the activations after each block (0 = the input), one curve
     per configuration in ``stds`` (name -> list of stds), "plain" in the plain colour."""
-    from . import plotting
-
     check_figure("fig", fig)
     if not isinstance(stds, dict) or not stds:
         raise invalid("stds", "a non-empty dict mapping a configuration's name to its list of stds", stds,
@@ -258,10 +258,6 @@ def _demo_result(norm: str, scale) -> tuple[np.ndarray, np.ndarray, dict]:
 def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False) -> str:
     """Notebook 05's widget picture: output against input entries (the diagonal is the
     identity) of one block on ``demo_input()``; returns the statistics as text."""
-    from matplotlib import ticker
-
-    from . import plotting
-
     check_figure("fig", fig)
     check_bool("rezero", rezero)
     norm = check_choice("norm", norm, NORM_POSITIONS)
@@ -275,7 +271,7 @@ def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False)
     ax.plot([-lim, lim], [-lim, lim], "--", color="grey", lw=1, label="y = x (identity)")
     ax.set(xlim=(-lim, lim), ylim=(-lim, lim), xlabel="input entry x", ylabel="output entry y")
     for axis in (ax.xaxis, ax.yaxis):  # five ticks: enough, and faster than the default nine
-        axis.set_major_locator(ticker.MaxNLocator(nbins=5))
+        axis.set_major_locator(MaxNLocator(nbins=5))
     ax.legend(loc="upper left", fontsize=11)
     # An explicit y skips matplotlib's automatic title placement, a costly extra layout pass.
     ax.set_title(f"The output moved {stats['relative_change']:.3f} of the input's size", y=1.0)
