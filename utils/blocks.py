@@ -11,10 +11,12 @@ from functools import lru_cache
 
 import numpy as np
 import torch
+from matplotlib.ticker import MaxNLocator
 from torch import nn
 
+from . import plotting
 from .validation import (check_array, check_bool, check_choice, check_cost, check_figure, check_float, check_int,
-                         check_module, check_tensor, check_text, invalid)
+                         check_module, check_sequence, check_tensor, check_text, invalid)
 
 __all__ = ["NORM_POSITIONS", "REZERO", "block_numbers", "check_scale", "LayerNormResidualBlock",
            "LayerNormPlainBlock", "ReZeroBlock", "make_block", "make_stack", "draw_std_through_stack", "output_stats",
@@ -43,6 +45,20 @@ def _check_d(d) -> int:
     return d
 
 
+def _seeded_linears(build, generator: torch.Generator | None, std) -> nn.Module:
+    """``build()``, then every Linear's weight redrawn N(0, ``std(name, layer)``) from
+    ``generator``, its bias zeroed; torch's default draws use a fork, sparing the global seed."""
+    with torch.random.fork_rng(devices=[]):
+        model = build()
+    with torch.no_grad():
+        for name, layer in model.named_modules():
+            if isinstance(layer, nn.Linear):
+                layer.weight.normal_(0.0, std(name, layer), generator=generator)
+                if layer.bias is not None:
+                    layer.bias.zero_()
+    return model
+
+
 def _check_input(x, d: int) -> None:
     """Fail with a clear message before torch fails with a shape error deep inside."""
     check_tensor("x", x, last_dim=d, shape_text=f"(..., {d}), whose last dimension d={d} is the block's width")
@@ -59,20 +75,31 @@ def check_scale(scale):
     return check_float("scale", scale)
 
 
-class LayerNormResidualBlock(nn.Module):
+class _LayerNormLayers(nn.Module):
+    """A LayerNorm and the branch F, fc1 created first: seeded builds depend on this order."""
+
+    def __init__(self, d: int):
+        super().__init__()
+        self.d = _check_d(d)
+        self.norm = nn.LayerNorm(self.d)
+        self.fc1 = nn.Linear(self.d, 4 * self.d)
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(4 * self.d, self.d)
+
+    def branch(self, x: torch.Tensor) -> torch.Tensor:
+        """F(x) = Linear(4d, d)(GELU(Linear(d, 4d)(x))), before scaling."""
+        return self.fc2(self.act(self.fc1(x)))
+
+
+class LayerNormResidualBlock(_LayerNormLayers):
     """y = x + s * F(LN(x)) (``norm="pre"``) or y = LN(x + s * F(x)) (``norm="post"``), with
     ``scale`` s a fixed number or ``"rezero"``: ReZero's learnable ``alpha`` from 0, so a
     pre-norm gated block starts as the identity (ReZero as published: ``ReZeroBlock``)."""
 
     def __init__(self, d: int, norm: str = "pre", scale=1.0):
-        super().__init__()
-        self.d = _check_d(d)
-        self.norm_position = check_choice("norm", norm, NORM_POSITIONS)
-        scale = check_scale(scale)
-        self.norm = nn.LayerNorm(self.d)
-        self.fc1 = nn.Linear(self.d, 4 * self.d)  # created first: seeded builds depend on this order
-        self.act = nn.GELU()
-        self.fc2 = nn.Linear(4 * self.d, self.d)
+        norm, scale = check_choice("norm", norm, NORM_POSITIONS), check_scale(scale)
+        super().__init__(d)
+        self.norm_position = norm
         self.alpha = nn.Parameter(torch.zeros(())) if scale == REZERO else None
         self.fixed_scale = None if scale == REZERO else scale
 
@@ -80,10 +107,6 @@ class LayerNormResidualBlock(nn.Module):
     def scale(self) -> float:
         """The branch scale s now (for ReZero, the current value of alpha)."""
         return float(self.alpha.detach()) if self.alpha is not None else self.fixed_scale
-
-    def branch(self, x: torch.Tensor) -> torch.Tensor:
-        """F(x) = Linear(4d, d)(GELU(Linear(d, 4d)(x))), before scaling."""
-        return self.fc2(self.act(self.fc1(x)))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_input(x, self.d)
@@ -97,33 +120,22 @@ class LayerNormResidualBlock(nn.Module):
         return f"d={self.d}, norm={self.norm_position!r}, scale={scale!r}"
 
 
-class LayerNormPlainBlock(nn.Module):
+class LayerNormPlainBlock(_LayerNormLayers):
     """The same layers as ``LayerNormResidualBlock`` in sequence, with no skip path:
     y = Linear(4d, d)(GELU(Linear(d, 4d)(LN(x))))."""
 
-    def __init__(self, d: int):
-        super().__init__()
-        self.d = _check_d(d)
-        self.norm = nn.LayerNorm(self.d)
-        self.fc1 = nn.Linear(self.d, 4 * self.d)  # created first, as in LayerNormResidualBlock
-        self.act = nn.GELU()
-        self.fc2 = nn.Linear(4 * self.d, self.d)
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_input(x, self.d)
-        return self.fc2(self.act(self.fc1(self.norm(x))))
+        return self.branch(self.norm(x))
 
     def extra_repr(self) -> str:
         return f"d={self.d}"
 
 
 class ReZeroBlock(nn.Module):
-    """ReZero as Bachlechner et al. (2020) publish it: y = x + alpha * F(x) with the course's
-    branch F (GELU, 4d hidden), a learnable alpha that starts at 0 and **no LayerNorm**
-    (``LayerNormResidualBlock`` with ``scale="rezero"`` adds the gate to a normed block).
-    Notebook 11's norm-free MLP is built of it: ``relu=True`` gives its branch (ReLU, d
-    hidden), ``multiplier`` a fixed s in y = x + alpha * s * F(x), and its other recipes
-    start alpha at 1 (Fixup) or go without it (``alpha=None``: y = x + s * F(x))."""
+    """ReZero as Bachlechner et al. (2020) publish it: y = x + alpha * F(x), the course's branch
+    F, alpha learnable from 0, **no LayerNorm**. Notebook 11's recipes set ``relu=True`` (ReLU,
+    d hidden), a fixed ``multiplier`` s in y = x + alpha * s * F(x), alpha's start or ``None``."""
 
     def __init__(self, d: int, *, relu: bool = False, multiplier: float = 1.0,
                  alpha: float | None = 0.0):
@@ -131,7 +143,7 @@ class ReZeroBlock(nn.Module):
         self.d = _check_d(d)
         hidden = self.d if check_bool("relu", relu) else 4 * self.d
         self.multiplier = check_float("multiplier", multiplier)
-        self.fc1 = nn.Linear(self.d, hidden)  # created first, as in LayerNormResidualBlock
+        self.fc1 = nn.Linear(self.d, hidden)  # created first, as in _LayerNormLayers
         self.act = nn.ReLU() if relu else nn.GELU()
         self.fc2 = nn.Linear(hidden, self.d)
         alpha = None if alpha is None else check_float("alpha", alpha)
@@ -153,8 +165,7 @@ class ReZeroBlock(nn.Module):
 
 def make_block(d: int, *, residual: bool = True, norm: str = "pre", scale=1.0) -> nn.Module:
     """One block: ``LayerNormResidualBlock(d, norm, scale)`` or, with ``residual=False``,
-    ``LayerNormPlainBlock(d)`` (a plain block has no skip path, so ``norm`` and ``scale`` are
-    checked but do not apply)."""
+    ``LayerNormPlainBlock(d)`` (no skip path: ``norm`` and ``scale`` are checked, not used)."""
     if check_bool("residual", residual):
         return LayerNormResidualBlock(d, norm=norm, scale=scale)
     check_choice("norm", norm, NORM_POSITIONS)
@@ -175,8 +186,6 @@ def make_stack(depth: int, d: int, *, residual: bool = True, norm: str = "pre", 
 def draw_std_through_stack(fig, stds: dict) -> None:
     """Notebook 05's std of the activations after each block (0 = the input), one curve
     per configuration in ``stds`` (name -> list of stds), "plain" in the plain colour."""
-    from . import plotting
-
     check_figure("fig", fig)
     if not isinstance(stds, dict) or not stds:
         raise invalid("stds", "a non-empty dict mapping a configuration's name to its list of stds", stds,
@@ -187,11 +196,10 @@ def draw_std_through_stack(fig, stds: dict) -> None:
     traces = {}
     for name, trace in stds.items():  # every trace is checked before anything is drawn
         check_text("stds' names", name)
-        if isinstance(trace, (str, bytes)) or not isinstance(trace, (list, tuple, np.ndarray)):
-            raise invalid(f"stds[{name!r}]", "a list of at least two numbers", trace, error=TypeError)
-        traces[name] = check_array(f"stds[{name!r}]", trace, ndim=1)
+        key = f"stds[{name!r}]"
+        traces[name] = check_array(key, check_sequence(key, trace, what="numbers"), ndim=1)
         if traces[name].size < 2:
-            raise invalid(f"stds[{name!r}]", "a list of at least two numbers", traces[name])
+            raise invalid(key, "a list of at least two numbers", traces[name])
     others = iter(others)
     ax = fig.subplots()
     for name, values in traces.items():
@@ -250,10 +258,6 @@ def _demo_result(norm: str, scale) -> tuple[np.ndarray, np.ndarray, dict]:
 def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False) -> str:
     """Notebook 05's widget picture: output against input entries (the diagonal is the
     identity) of one block on ``demo_input()``; returns the statistics as text."""
-    from matplotlib import ticker
-
-    from . import plotting
-
     check_figure("fig", fig)
     check_bool("rezero", rezero)
     norm = check_choice("norm", norm, NORM_POSITIONS)
@@ -267,7 +271,7 @@ def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False)
     ax.plot([-lim, lim], [-lim, lim], "--", color="grey", lw=1, label="y = x (identity)")
     ax.set(xlim=(-lim, lim), ylim=(-lim, lim), xlabel="input entry x", ylabel="output entry y")
     for axis in (ax.xaxis, ax.yaxis):  # five ticks: enough, and faster than the default nine
-        axis.set_major_locator(ticker.MaxNLocator(nbins=5))
+        axis.set_major_locator(MaxNLocator(nbins=5))
     ax.legend(loc="upper left", fontsize=11)
     # An explicit y skips matplotlib's automatic title placement, a costly extra layout pass.
     ax.set_title(f"The output moved {stats['relative_change']:.3f} of the input's size", y=1.0)

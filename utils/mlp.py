@@ -11,6 +11,7 @@ import copy
 import torch
 from torch import nn
 
+from .blocks import _seeded_linears
 from .validation import check_choice, check_cost, check_int, check_module, check_tensor, invalid
 
 __all__ = ["BatchNormResidualBlock", "MLP", "make_mlp", "weight_layers", "branch_to_skip_ratios"]
@@ -99,17 +100,10 @@ def make_mlp(architecture: str, depth: int, *, width: int = 64, in_features: int
         seed = check_int("seed", seed, minimum=0)
     if dtype is not None and not (isinstance(dtype, torch.dtype) and dtype in (torch.float32, torch.float64)):
         raise invalid("dtype", "torch.float32, torch.float64 or None", dtype, error=TypeError)
-    with torch.random.fork_rng(devices=[]):  # torch's default init, overwritten below, must not use up the global seed
-        model = MLP(architecture, depth, width, in_features, out_features, block_layers).to(dtype)
-    generator = None if seed is None else torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for module in model.modules():
-            if isinstance(module, nn.Linear):
-                std = (2.0 / module.in_features) ** 0.5  # He-normal, fan-in mode, ReLU gain
-                module.weight.normal_(0.0, std, generator=generator)
-                if module.bias is not None:
-                    module.bias.zero_()
-    return model
+    return _seeded_linears(
+        lambda: MLP(architecture, depth, width, in_features, out_features, block_layers).to(dtype),
+        None if seed is None else torch.Generator().manual_seed(seed),
+        lambda _, layer: (2.0 / layer.in_features) ** 0.5)  # He-normal, fan-in mode, ReLU gain
 
 
 def weight_layers(model: MLP) -> int:

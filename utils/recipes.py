@@ -17,16 +17,17 @@ two-layer blocks, a head), so ``depth=56`` has L = 27 residual branches. The rec
 from __future__ import annotations
 
 import math
+import numbers
 from functools import lru_cache
 
 import numpy as np
 import torch
 from torch import nn
 
-from .blocks import ReZeroBlock
+from .blocks import ReZeroBlock, _seeded_linears
 from .plotting import PALETTE, log_safe, plot_log_safe, log_ticks, use_fixed_margins
-from .validation import (check_choice, check_cost, check_figure, check_int, check_module, check_tensor,
-                        check_text, invalid)
+from .validation import (check_choice, check_cost, check_figure, check_int, check_module,
+                         check_sequence, check_tensor, check_text, invalid)
 
 __all__ = ["RECIPES", "deepnorm_constants", "branches", "build_deep_mlp", "signal_at_init", "draw_losses",
            "draw_signal", "signal_plot"]
@@ -35,10 +36,9 @@ RECIPES = ("default", "scaled", "init-only", "rezero", "fixup")
 
 
 def deepnorm_constants(layers: int) -> tuple[float, float]:
-    """DeepNorm's ``(alpha, beta)`` for an encoder- or decoder-only model of N = ``layers``
-    layers (Wang et al. 2022): x_{l+1} = LN(alpha * x_l + G(x_l)), alpha = (2N)^(1/4), with
-    the feed-forward and the attention's value and output weights initialised
-    beta = (8N)^(-1/4) times smaller (an encoder-decoder model uses other constants)."""
+    """DeepNorm's ``(alpha, beta)`` for an encoder- or decoder-only model of N = ``layers`` layers
+    (Wang et al. 2022): x_{l+1} = LN(alpha * x_l + G(x_l)), alpha = (2N)^(1/4), the FFN and the
+    attention's value and output weights initialised beta = (8N)^(-1/4) times smaller."""
     layers = check_int("layers", layers, minimum=1)
     return (2 * layers) ** 0.25, (8 * layers) ** -0.25
 
@@ -87,41 +87,37 @@ def build_deep_mlp(depth: int, recipe: str = "default", *, width: int = 64, in_f
 
     check_cost({"depth": depth, "width": width, "in_features": in_features, "classes": classes}, cost,
                what="the weights of every layer")
-    generator = torch.Generator().manual_seed(seed)
     multiplier = 1 / math.sqrt(count) if recipe == "scaled" and count else 1.0
     alpha = {"rezero": 0.0, "fixup": 1.0}.get(recipe)
-    with torch.random.fork_rng(devices=[]):  # the default init draws are overwritten below
-        stem = nn.Linear(in_features, width)
-        blocks = [ReZeroBlock(width, relu=True, multiplier=multiplier, alpha=alpha) for _ in range(count)]
-        head = nn.Linear(width, classes)
+    model = _seeded_linears(
+        lambda: _DeepResidualMLP(nn.Linear(in_features, width), [ReZeroBlock(
+            width, relu=True, multiplier=multiplier, alpha=alpha) for _ in range(count)],
+            nn.Linear(width, classes), recipe),
+        torch.Generator().manual_seed(seed),  # He-normal, the head without ReLU's gain
+        lambda name, layer: math.sqrt((1.0 if name == "head" else 2.0) / layer.in_features))
     with torch.no_grad():
-        for layer, gain_sq in [(stem, 2.0)] + [(fc, 2.0) for b in blocks for fc in (b.fc1, b.fc2)] + [(head, 1.0)]:
-            layer.weight.normal_(0.0, math.sqrt(gain_sq / layer.in_features), generator=generator)
-            layer.bias.zero_()
-        for block in blocks:
+        for block in model.blocks:
             if recipe == "init-only":
                 block.fc2.weight.mul_(1 / math.sqrt(count))
             elif recipe == "fixup":
                 block.fc1.weight.mul_(count ** -0.5)
                 block.fc2.weight.zero_()
         if recipe == "fixup":
-            head.weight.zero_()
-    return _DeepResidualMLP(stem, blocks, head, recipe)
+            model.head.weight.zero_()
+    return model
 
 
-def signal_at_init(model: _DeepResidualMLP, x: torch.Tensor, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """``(forward, backward)``, L + 1 values each: the RMS of the stream after the stem and
-    every block for input ``x``, and of the gradient of a random probe of the last stream
-    (sum of stream * r, r ~ N(0, 1) from ``seed``) for each stream. The probe bypasses the
-    head, so Fixup's zeroed classifier still shows how the blocks pass gradients back.
-    Overflow comes back as inf (never NaN), ready for ``plotting.plot_log_safe``."""
+def signal_at_init(model: _DeepResidualMLP, x: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """``(forward, backward)``, L + 1 values each: the RMS of the stream after the stem and every
+    block for input ``x``, and of the gradient of a seeded random probe (sum of last stream * r,
+    r ~ N(0, 1)) for each: the probe bypasses the head, so Fixup's zeroed classifier still shows
+    how the blocks pass gradients back. Overflow comes back as inf (never NaN)."""
     check_module("model", model, _DeepResidualMLP, what="a model from build_deep_mlp")
     check_tensor("x", x, ndim=2, last_dim=model.stem.in_features, shape_text=f"(n, {model.stem.in_features})")
-    seed = check_int("seed", seed, minimum=0)
     states = model.stream(x)
     for state in states:
         state.retain_grad()
-    probe = torch.randn(states[-1].shape, generator=torch.Generator().manual_seed(seed))
+    probe = torch.randn(states[-1].shape, generator=torch.Generator().manual_seed(0))
     (states[-1] * probe).sum().backward()
     model.zero_grad(set_to_none=True)
     rms = lambda t: float(t.detach().double().pow(2).mean().sqrt()) if t is not None else float("nan")
@@ -134,22 +130,9 @@ _RECIPE_COLORS = {"default": PALETTE[6], "scaled": PALETTE[5], "init-only": PALE
                  "fixup": PALETTE[4]}
 
 
-def _check_losses(name: str, losses) -> None:
-    """A run's losses must be a non-empty list of numbers (the last may be NaN or inf)."""
-    if isinstance(losses, (str, bytes)) or not isinstance(losses, (list, tuple, np.ndarray)):
-        raise invalid(name, "a list of losses (numbers)", losses, error=TypeError)
-    try:
-        values = np.asarray(losses, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise invalid(name, "a list of losses (numbers)", losses, error=TypeError) from None
-    if values.ndim != 1 or values.size == 0:
-        raise invalid(name, "a non-empty list of numbers", values)
-
-
 def _plot_losses(ax, losses, *, color: str, label: str) -> str:
-    """Draw a training-loss curve on a log axis; a run that ended in NaN or inf keeps its
-    finite part and an annotated open triangle at the top edge at its last step, rather
-    than vanishing or being drawn at an invented value. Returns a note on how it ended."""
+    """A training-loss curve on a log axis; a run that ended in NaN or inf keeps its finite part
+    and an annotated triangle at the top edge, not an invented value. Returns how it ended."""
     values = np.asarray(losses, dtype=np.float64)
     steps = np.arange(1, values.size + 1)
     finite = np.isfinite(values)
@@ -169,17 +152,18 @@ def _plot_losses(ax, losses, *, color: str, label: str) -> str:
 
 
 def draw_losses(fig, histories: dict) -> str:
-    """Training-loss curves (recipe -> list of losses, one run each) on log axes: every run
-    on the left (one that ended in NaN or inf marked at the top edge), a close-up of the
-    finite ones on the right. Returns which runs stayed finite: the coarse outcome every
-    CPU reproduces (a trained run's last loss and the step a run overflows are chaotic)."""
+    """Training-loss curves (recipe -> losses of one run) on log axes: every run on the left, a
+    close-up of the finite ones on the right. Returns which runs stayed finite: the coarse outcome
+    every CPU reproduces (a trained run's last loss and the step a run overflows are chaotic)."""
     check_figure("fig", fig)
     if not isinstance(histories, dict) or not histories:
         raise invalid("histories", "a non-empty dict mapping a recipe name to its losses", histories,
                       error=TypeError)
     for name, losses in histories.items():
         check_text("histories' keys", name)
-        _check_losses(f"histories[{name!r}]", losses)
+        key = f"histories[{name!r}]"
+        if not all(isinstance(v, numbers.Real) for v in check_sequence(key, losses, what="losses")):
+            raise invalid(key, "a list of numbers (the last may be NaN)", losses, error=TypeError)
     everything, finite = fig.subplots(1, 2)
     trained = {name: losses for name, losses in histories.items() if np.isfinite(losses).all()}
     for ax, runs in ((everything, histories), (finite, trained)):
@@ -206,34 +190,27 @@ def draw_losses(fig, histories: dict) -> str:
             f"ended in NaN or inf: {', '.join(n for n in histories if n not in trained) or 'none'}")
 
 
-_SIGNALS: dict = {}  # (recipe, depth, batch shape, batch hash) -> (forward, backward): a widget's settings, a few kB each
-_SIGNALS_KEPT = 256
-
-
-def _signal(recipe: str, depth: int, x: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
-    """``signal_at_init`` of a fresh ``build_deep_mlp(depth, recipe)``, remembered per
-    setting and input batch, so a slider moved back redraws without rebuilding the model."""
-    key = (recipe, depth, tuple(x.shape), hash(x.detach().cpu().numpy().tobytes()))
-    if key not in _SIGNALS:
-        if len(_SIGNALS) >= _SIGNALS_KEPT:
-            _SIGNALS.pop(next(iter(_SIGNALS)))
-        forward, backward = signal_at_init(build_deep_mlp(depth, recipe), x)
-        forward.flags.writeable = backward.flags.writeable = False
-        _SIGNALS[key] = forward, backward
-    return _SIGNALS[key]
+@lru_cache(maxsize=256)  # a widget's settings, a few kB each
+def _signal(recipe: str, depth: int, batch: bytes, shape: tuple, dtype: str) -> tuple:
+    """``signal_at_init`` of a fresh ``build_deep_mlp(depth, recipe)`` on the batch given as
+    bytes, remembered, so a slider moved back redraws without rebuilding the model."""
+    x = torch.from_numpy(np.frombuffer(batch, dtype=dtype).reshape(shape).copy())
+    forward, backward = signal_at_init(build_deep_mlp(depth, recipe), x)
+    forward.flags.writeable = backward.flags.writeable = False
+    return forward, backward
 
 
 def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x=None) -> str:
-    """The widget picture: ``signal_at_init`` of a fresh ``build_deep_mlp(depth, recipe)`` on
-    log axes, overflow marked, for the inputs ``x`` (None: the first 64 training digits,
-    notebook 11's batch). Returns a summary."""
+    """The widget picture: ``signal_at_init`` of a fresh ``build_deep_mlp(depth, recipe)`` on log
+    axes, overflow marked, for inputs ``x`` (None: notebook 11's batch, the first 64 digits)."""
     check_figure("fig", fig)
     check_choice("recipe", recipe, RECIPES)
     branches(depth)
     if x is None:
         x = _first_digits()
     check_tensor("x", x, ndim=2, last_dim=64, shape_text="(n, 64), the input batch")
-    forward, backward = _signal(recipe, depth, x)
+    batch = x.detach().cpu().numpy()
+    forward, backward = _signal(recipe, depth, batch.tobytes(), batch.shape, batch.dtype.str)
     color = _RECIPE_COLORS[recipe]
     index = np.arange(forward.size)
     ax = fig.subplots()

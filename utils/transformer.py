@@ -19,9 +19,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from .blocks import NORM_POSITIONS, LayerNormResidualBlock
+from .blocks import NORM_POSITIONS, LayerNormResidualBlock, _seeded_linears
+from .diagrams import BRANCH_COLOR
+from .plotting import PALETTE, RESIDUAL_COLOR, log_ticks
+from .training import _adam_run
 from .validation import (check_array, check_bool, check_choice, check_cost, check_figure, check_float, check_int,
-                         check_tensor, check_text, invalid)
+                         check_module, check_tensor, check_text, invalid)
 
 _PLACEMENTS = NORM_POSITIONS + ("peri",)  # where a transformer block's normalisations sit
 
@@ -35,12 +38,16 @@ def _block_numbers(d: int) -> int:
     return 12 * d * d + 13 * d
 
 
-def _check_width_and_heads(d, heads) -> tuple[int, int]:
+def _check_block(d, heads, norm, rms_norm=False, qk_norm=False) -> tuple[int, int]:
+    """The checks of a transformer block's options; returns ``(d, heads)``."""
     d = check_int("d", d, minimum=1)
     heads = check_int("heads", heads, minimum=1, maximum=d)
     if d % heads:
         raise invalid("heads", f"a divisor of the width d={d} (each head gets d/heads numbers)", heads,
                       fix=f"try one of {[h for h in range(1, min(d, 64) + 1) if d % h == 0][:8]}")
+    check_choice("norm", norm, _PLACEMENTS)
+    check_bool("rms_norm", rms_norm)
+    check_bool("qk_norm", qk_norm)
     check_cost({"d": d}, lambda d: (4.0 * _block_numbers(d), float(_block_numbers(d))),
                what="the weights of one transformer block")
     return d, heads
@@ -51,8 +58,7 @@ def _check_stream(x, d: int) -> torch.Tensor:
 
 
 def _check_model_input(model, x) -> torch.Tensor:
-    if not isinstance(model, TinyTransformer):
-        raise invalid("model", "a TinyTransformer", model, error=TypeError)
+    model = check_module("model", model, TinyTransformer, what="a TinyTransformer")
     return _check_stream(x, model.d)
 
 
@@ -62,9 +68,8 @@ def _normalisation(d: int, rms_norm: bool) -> nn.Module:
 
 
 class _SelfAttention(nn.Module):
-    """Multi-head self-attention: each token mixes in the values, weighted by softmax(q.k /
-    sqrt(d_head)). ``qk_norm`` normalises each head's q and k first (RMSNorm with
-    ``rms_norm``), so no logit can exceed sqrt(d_head) times the norms' gains."""
+    """Multi-head self-attention, the values weighted by softmax(q.k / sqrt(d_head)); ``qk_norm``
+    normalises each head's q and k first: no logit exceeds sqrt(d_head) times the norms' gains."""
 
     def __init__(self, d: int, heads: int, *, qk_norm: bool, rms_norm: bool):
         super().__init__()
@@ -74,17 +79,14 @@ class _SelfAttention(nn.Module):
         norms = [_normalisation(d // heads, rms_norm) if qk_norm else nn.Identity() for _ in "qk"]
         self.q_norm, self.k_norm = norms
 
-    def _logits_and_values(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def logits_and_values(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The logits q.k / sqrt(d_head), shape (batch, heads, tokens, tokens), and the values."""
         batch, tokens, d = x.shape
         q, k, v = self.qkv(x).view(batch, tokens, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
         return self.q_norm(q) @ self.k_norm(k).transpose(-2, -1) / math.sqrt(d // self.heads), v
 
-    def logits(self, x: torch.Tensor) -> torch.Tensor:
-        """The attention logits q.k / sqrt(d_head), shape (batch, heads, tokens, tokens)."""
-        return self._logits_and_values(x)[0]
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        logits, v = self._logits_and_values(x)
+        logits, v = self.logits_and_values(x)
         return self.proj((torch.softmax(logits, dim=-1) @ v).transpose(1, 2).reshape(x.shape))
 
 
@@ -97,8 +99,7 @@ class _Sublayer:
 
 
 class _AttentionSublayer(_Sublayer, nn.Module):
-    """Self-attention wrapped like ``LayerNormResidualBlock``: x + Attn(LN(x)) (pre), LN(x + Attn(x))
-    (post) or x + LN(Attn(LN(x))) (peri); ``rms_norm`` and ``qk_norm`` as in ``_SelfAttention``."""
+    """Self-attention placed as the module docstring says."""
 
     def __init__(self, d: int, heads: int, norm: str, *, rms_norm: bool, qk_norm: bool):
         super().__init__()
@@ -113,8 +114,7 @@ class _AttentionSublayer(_Sublayer, nn.Module):
 
 
 class _FeedForwardSublayer(_Sublayer, LayerNormResidualBlock):
-    """The course's ``LayerNormResidualBlock`` (4d hidden, GELU) as a transformer's FFN sublayer, with
-    the same three placements and ``rms_norm`` option as ``_AttentionSublayer``."""
+    """The course's ``LayerNormResidualBlock`` (4d hidden, GELU) as FFN sublayer, placed alike."""
 
     def __init__(self, d: int, norm: str, *, rms_norm: bool):
         super().__init__(d, norm="post" if norm == "post" else "pre")
@@ -129,15 +129,12 @@ class _FeedForwardSublayer(_Sublayer, LayerNormResidualBlock):
 
 
 class TransformerBlock(nn.Module):
-    """One transformer block on (batch, tokens, ``d``): attention with ``heads`` heads, then
-    the course's ``LayerNormResidualBlock`` as the FFN, both placed ``norm`` ("pre", "post"
-    or "peri"), with RMSNorm for LayerNorm (``rms_norm``) and QK-norm (``qk_norm``)."""
+    """One transformer block on (batch, tokens, ``d``): ``heads``-head attention, then the
+    course's ``LayerNormResidualBlock`` as FFN, placed ``norm`` (pre, post, peri)."""
 
     def __init__(self, d: int, heads: int, norm: str = "pre", *, rms_norm: bool = False, qk_norm: bool = False):
         super().__init__()
-        self.d, heads = _check_width_and_heads(d, heads)
-        norm = check_choice("norm", norm, _PLACEMENTS)
-        rms_norm, qk_norm = check_bool("rms_norm", rms_norm), check_bool("qk_norm", qk_norm)
+        self.d, heads = _check_block(d, heads, norm, rms_norm, qk_norm)
         self.attention = _AttentionSublayer(self.d, heads, norm, rms_norm=rms_norm, qk_norm=qk_norm)
         self.ffn = _FeedForwardSublayer(self.d, norm, rms_norm=rms_norm)
 
@@ -147,18 +144,15 @@ class TransformerBlock(nn.Module):
 
 
 class TinyTransformer(nn.Module):
-    """``depth`` transformer blocks (``TransformerBlock``'s options), a final LayerNorm or
-    RMSNorm (post-LN blocks already end in one) and a fixed random readout (a buffer) to
-    ``classes`` logits per token, so a loss means the same for every placement. Xavier-normal
+    """``depth`` ``TransformerBlock``s, a final norm (not after post-LN) and a fixed random readout
+    to ``classes`` logits per token, so a loss means the same for every placement. Xavier-normal
     weights, zero biases (Xiong et al. 2020), drawn from ``seed``, not the global seed."""
 
     def __init__(self, depth: int, d: int = 64, heads: int = 4, norm: str = "pre", classes: int = 16,
                  seed: int = 0, *, rms_norm: bool = False, qk_norm: bool = False):
         super().__init__()
         depth = check_int("depth", depth, minimum=1)
-        d, heads = _check_width_and_heads(d, heads)
-        norm = check_choice("norm", norm, _PLACEMENTS)
-        rms_norm, qk_norm = check_bool("rms_norm", rms_norm), check_bool("qk_norm", qk_norm)
+        d, heads = _check_block(d, heads, norm, rms_norm, qk_norm)
         classes = check_int("classes", classes, minimum=2)
         seed = check_int("seed", seed, minimum=0)
         check_cost({"depth": depth, "d": d, "classes": classes},
@@ -166,33 +160,26 @@ class TinyTransformer(nn.Module):
                                               2.0 * (depth * _block_numbers(d) + d * classes)),
                    what="the weights of every block")
         self.d, self.norm_position = d, norm
-        with torch.random.fork_rng(devices=[]):  # the default init draws are overwritten below
-            self.blocks = nn.ModuleList(TransformerBlock(d, heads, norm, rms_norm=rms_norm, qk_norm=qk_norm)
-                                        for _ in range(depth))
-        self.final_norm = nn.Identity() if norm == "post" else _normalisation(d, rms_norm)
         generator = torch.Generator().manual_seed(seed)
-        with torch.no_grad():
-            for module in self.modules():
-                if isinstance(module, nn.Linear):
-                    std = math.sqrt(2.0 / (module.in_features + module.out_features))
-                    module.weight.normal_(0.0, std, generator=generator)
-                    module.bias.zero_()
+        self.blocks = _seeded_linears(
+            lambda: nn.ModuleList(TransformerBlock(d, heads, norm, rms_norm=rms_norm,
+                                                   qk_norm=qk_norm) for _ in range(depth)),
+            generator, lambda _, layer: math.sqrt(2.0 / (layer.in_features + layer.out_features)))
+        self.final_norm = nn.Identity() if norm == "post" else _normalisation(d, rms_norm)
         self.register_buffer("readout", torch.randn(d, classes, generator=generator) / math.sqrt(d))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _check_stream(x, self.d)
-        for block in self.blocks:
+        for block in self.blocks:  # the first block checks x
             x = block(x)
         return self.final_norm(x) @ self.readout
 
 
 @torch.no_grad()
 def residual_stream(model: TinyTransformer, x: torch.Tensor) -> dict:
-    """Follow the residual stream through ``model`` on input ``x``: a dict of lists, one
-    entry per sublayer (attention 1, FFN 1, attention 2, ...): its ``"sublayer"`` name, the
-    RMS of the ``"stream"`` it reads and of the ``"write"`` it adds, their ``"ratio"``, and the
-    stream's ``"peak"``, largest over median |entry| (massive activations; about 5.6 for 4096
-    Gaussian numbers); ``"final"`` and ``"final_peak"`` for the stream leaving the last block."""
+    """The residual stream through ``model`` on ``x``: per sublayer (attention 1, FFN 1, ...) its
+    ``"sublayer"`` name, the RMS of the ``"stream"`` it reads and the ``"write"`` it adds, their
+    ``"ratio"``, the stream's ``"peak"`` (largest over median |entry|: massive activations; about
+    5.6 for 4096 Gaussian numbers); ``"final"`` and ``"final_peak"`` for the stream leaving it."""
     x = _check_model_input(model, x)
     rms = lambda t: float(t.pow(2).mean().sqrt())
     peak = lambda t: float(t.abs().max() / t.abs().median())
@@ -215,19 +202,16 @@ def attention_logits(model: TinyTransformer, x: torch.Tensor) -> list[float]:
     largest = []
     for block in model.blocks:
         sublayer = block.attention
-        largest.append(float(sublayer.attention.logits(x if sublayer.norm_position == "post" else sublayer.norm(x))
-                             .abs().max()))
+        read = x if sublayer.norm_position == "post" else sublayer.norm(x)
+        largest.append(float(sublayer.attention.logits_and_values(read)[0].abs().max()))
         x = block(x)
     return largest
 
 
 def adam_steps(model: TinyTransformer, x: torch.Tensor, labels: torch.Tensor, *, steps: int = 30,
                lr: float = 1e-3) -> list[float]:
-    """Train ``model`` in place for ``steps`` full-batch Adam steps (torch's defaults) on
-    notebook 10's task: the cross-entropy of the readout at each sequence's last token
-    against its label. Returns every step's loss; a run stops at a non-finite loss."""
-    from .training import _adam_run
-
+    """Train ``model`` in place for ``steps`` full-batch Adam steps on notebook 10's task (the
+    cross-entropy at each sequence's last token); every step's loss, up to a non-finite one."""
     x = _check_model_input(model, x)
     if x.dtype != model.readout.dtype:
         raise invalid("x", f"a {model.readout.dtype} tensor, as the model's weights are", x, error=TypeError)
@@ -246,15 +230,13 @@ def adam_steps(model: TinyTransformer, x: torch.Tensor, labels: torch.Tensor, *,
 
 def last_block_gradient(depth: int, norm: str, *, d: int = 64, heads: int = 4, tokens: int = 8,
                         samples: int = 8, seed: int = 0) -> float:
-    """How hard the loss pulls on the last block at initialisation: the Frobenius norm of
-    the gradient of one sequence's loss (the readout's cross-entropy at the last of ``tokens``
-    N(0, 1) tokens, random label) for the last FFN output weight (W^{2,L} in Xiong et al.
-    2020), averaged over ``samples`` sequences: norms, not gradients, so it does not depend on
-    how alike the sequences become. Xiong et al. bound it by a constant in depth for post-LN
-    and by 1/sqrt(L) for pre-LN. float64, so its digits do not depend on the CPU's kernels."""
+    """How hard the loss pulls on the last block at initialisation (Xiong et al. 2020 bound it
+    by a constant in depth for post-LN, by 1/sqrt(L) for pre-LN): the Frobenius norm of the
+    last FFN output weight's gradient for one sequence's loss (cross-entropy at the last of
+    ``tokens`` N(0, 1) tokens, random label), averaged over ``samples`` sequences. float64, so
+    its digits do not depend on the CPU's kernels."""
     depth = check_int("depth", depth, minimum=1)
-    check_choice("norm", norm, _PLACEMENTS)
-    d, heads = _check_width_and_heads(d, heads)
+    d, heads = _check_block(d, heads, norm)
     tokens = check_int("tokens", tokens, minimum=1)
     samples = check_int("samples", samples, minimum=1)
     seed = check_int("seed", seed, minimum=0)
@@ -298,9 +280,8 @@ def _variance(stream: dict) -> np.ndarray:
 
 
 def stream_growth(stream: dict) -> tuple[float, float]:
-    """Fit the stream's variance (RMS squared) against the sublayer index with a straight
-    line; return ``(slope, r_squared)``. For pre-LN each sublayer adds a write of about the
-    same size, roughly independent of the stream, so the variance grows linearly."""
+    """``(slope, r_squared)`` of a straight line fitted to the stream's variance per sublayer:
+    pre-LN's writes are of about one size, independent of the stream, so it grows linearly."""
     _check_residual_stream("stream", stream, keys=("stream", "final"))
     variance = _variance(stream)
     index = np.arange(len(variance))
@@ -311,12 +292,8 @@ def stream_growth(stream: dict) -> tuple[float, float]:
 
 
 def draw_stream(fig, streams: dict, *, title: str | None = None) -> str:
-    """One panel per entry of ``streams`` (label -> ``residual_stream`` dict): the RMS of the
-    stream each sublayer reads and of what it writes, on a log axis; ``title`` states the
-    finding (by default each stream's growth)."""
-    from .diagrams import BRANCH_COLOR
-    from .plotting import RESIDUAL_COLOR, log_ticks
-
+    """One panel per ``streams`` entry (label -> ``residual_stream`` dict): the RMS of the stream
+    each sublayer reads and of its write, log axis; ``title`` (by default each stream's growth)."""
     check_figure("fig", fig)
     if not isinstance(streams, dict) or not streams:
         raise invalid("streams", "a non-empty dict mapping a label to residual_stream(...) output", streams,
@@ -325,18 +302,18 @@ def draw_stream(fig, streams: dict, *, title: str | None = None) -> str:
         _check_residual_stream(f"streams[{label!r}]", stream)
     check_text("title", title, allow_none=True)
     axes = np.atleast_1d(fig.subplots(1, len(streams), sharey=True))
-    lines, values = [], []
+    lines = []
     for ax, (label, stream) in zip(axes, streams.items()):
         index = np.arange(1, len(stream["stream"]) + 1)
         ax.plot(index, stream["stream"], color=RESIDUAL_COLOR, marker="o", ms=3, label="stream read (RMS)")
         ax.plot(index, stream["write"], color=BRANCH_COLOR, marker="s", ms=3, label="sublayer write (RMS)")
         ax.set(yscale="log", xlabel="sublayer (attention, FFN, attention, ...)", title=label)
-        values += list(stream["stream"]) + list(stream["write"])
         lines.append(f"{label}: stream RMS {stream['stream'][0]:.2f} -> {stream['final']:.2f}, "
                      f"last write/stream {stream['ratio'][-1]:.3f}")
-    positive = [v for v in values if np.isfinite(v) and v > 0]
-    if positive:  # plain-number ticks around the data's range
-        log_ticks(axes[0], min(positive), max(positive))
+    values = np.concatenate([[*s["stream"], *s["write"]] for s in streams.values()])
+    positive = values[np.isfinite(values) & (values > 0)]
+    if positive.size:  # plain-number ticks around the data's range
+        log_ticks(axes[0], positive.min(), positive.max())
     axes[0].set_ylabel("root mean square")
     axes[0].legend(loc="best")
     fig.suptitle(title if title is not None else "; ".join(
@@ -345,11 +322,8 @@ def draw_stream(fig, streams: dict, *, title: str | None = None) -> str:
 
 
 def draw_gradient_vs_depth(fig, depths, post, pre) -> str:
-    """Log-log plot of the last block's gradient against depth for post-LN (flat) and
-    pre-LN (falling), with a 1/sqrt(L) line through pre-LN's first point. The title says
-    how far pre-LN strays from that line at most, so it claims no closer fit than measured."""
-    from .plotting import PALETTE
-
+    """Log-log: the last block's gradient against depth, post-LN and pre-LN, and 1/sqrt(L) through
+    pre-LN's first point; the title says how far pre-LN strays from it, claiming no closer fit."""
     check_figure("fig", fig)
     depths = check_array("depths", depths, ndim=1)
     if len(depths) == 0 or depths.min() < 1:
@@ -375,11 +349,8 @@ def draw_gradient_vs_depth(fig, depths, post, pre) -> str:
 
 
 def draw_variance(fig, stream: dict, slope: float) -> str:
-    """The pre-LN stream's variance (RMS squared) after every sublayer of ``stream`` (a
-    ``residual_stream`` dict), with the straight line of slope ``slope`` through its first
-    point: the picture of "variances add". Returns a one-line summary."""
-    from .plotting import RESIDUAL_COLOR
-
+    """The stream's variance after every sublayer of ``stream`` (a ``residual_stream`` dict) and
+    the line of slope ``slope`` through its first point: the picture of "variances add"."""
     check_figure("fig", fig)
     _check_residual_stream("stream", stream, keys=("stream", "final"))
     if not isinstance(slope, (int, float)) or not math.isfinite(slope):
