@@ -10,7 +10,7 @@ from matplotlib.ticker import MaxNLocator
 from .numpy_block import forward
 from .plotting import (PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, legend_below, log_ticks, plot_log_safe,
                        use_fixed_margins)
-from .slopes import MAX_DEPTH, plotted_depths, text_table
+from .slopes import MAX_DEPTH, _plotted_depths, _text_table
 from .validation import (check_array, check_axes, check_callable, check_cost, check_figure, check_float, check_int,
                          check_sequence, invalid)
 
@@ -168,7 +168,7 @@ def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
     depth = check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
     scale = check_float("scale", scale)
     matrices = random_layer_matrices(depth, dim, seed=seed)
-    layers = plotted_depths(depth)
+    layers = _plotted_depths(depth)
     both, zoom = fig.subplots(1, 2, gridspec_kw={"width_ratios": (3, 2), "wspace": 0.25})  # residual zoomed in right
     use_fixed_margins(fig, left=0.1, right=0.98, bottom=0.13, top=0.86)
     summary = []
@@ -232,4 +232,4 @@ def drift_table(depths=(10, 50, 200, 1000), scales=(0.01, 0.1, 1.0), *, dim=16, 
                 _layer_jacobians(matrices, scale=scale, residual=residual), depths=[depth])
             cells.append(f"{_format_log10(smallest[0])} to {_format_log10(largest[0])}")
         rows.append(cells)
-    return text_table(header, rows)
+    return _text_table(header, rows)
