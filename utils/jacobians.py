@@ -93,15 +93,10 @@ def _layer_jacobians(matrices, *, scale, residual) -> np.ndarray:
     return scale * matrices + np.eye(matrices.shape[1]) if residual else scale * matrices
 
 
-def _log_top_singular(stack: np.ndarray, log_scales: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore"):
-        return log_scales + np.log10(np.linalg.svd(stack, compute_uv=False)[:, 0])
-
-
-def _renormalised(factors: np.ndarray, multiply, depth: int) -> tuple[np.ndarray, np.ndarray]:
-    """The running products of ``factors`` (``multiply(product, factor)``) divided by their
-    norm, and the log10 of what was divided out; zero (log -inf) after a zero product and
-    beyond the factors given, up to ``depth``."""
+def _log_top_singular(factors: np.ndarray, multiply, depth: int, pick: np.ndarray) -> np.ndarray:
+    """log10 of the largest singular value of the running products of ``factors``
+    (``multiply(product, factor)``) at positions ``pick``, each divided by its norm at every
+    step and the log10 of that kept; -inf after a zero product and beyond the factors given."""
     stack, logs = np.zeros((depth, *factors.shape[1:])), np.full(depth, -np.inf)
     product, log = np.eye(factors.shape[1]), 0.0
     for k, factor in enumerate(factors):
@@ -111,7 +106,8 @@ def _renormalised(factors: np.ndarray, multiply, depth: int) -> tuple[np.ndarray
             break
         product, log = product / size, log + np.log10(size)
         stack[k], logs[k] = product, log
-    return stack, logs
+    with np.errstate(divide="ignore"):
+        return logs[pick] + np.log10(np.linalg.svd(stack[pick], compute_uv=False)[:, 0])
 
 
 def product_singular_values(jacobians, depths=None):
@@ -134,8 +130,8 @@ def product_singular_values(jacobians, depths=None):
         invertible = int(np.flatnonzero(layer_smallest == 0.0)[0])  # layers before the first singular one
         inverses = np.linalg.inv(jacobians[:invertible])
     pick = depths - 1
-    log_largest = _log_top_singular(*(part[pick] for part in _renormalised(jacobians, lambda p, j: j @ p, depth)))
-    log_smallest = -_log_top_singular(*(part[pick] for part in _renormalised(inverses, lambda p, j: p @ j, depth)))
+    log_largest = _log_top_singular(jacobians, lambda p, j: j @ p, depth, pick)
+    log_smallest = -_log_top_singular(inverses, lambda p, j: p @ j, depth, pick)
     log_smallest[pick >= invertible] = -np.inf  # a singular layer makes the product singular
     return log_largest, log_smallest
 
@@ -223,13 +219,13 @@ def drift_table(depths=(10, 50, 200, 1000), scales=(0.01, 0.1, 1.0), *, dim=16, 
                                     (len(scales) + 2) * 30.0 * depths * dim ** 3),
                what="the products of every depth's Jacobians")
     header = ["layers", *(f"residual, s = {s:g}" for s in scales), "residual, s = 1/sqrt(L)", "plain, s = 1"]
-    rows = []
-    for depth in depths:
+
+    def cell(depth, scale, residual) -> str:
         matrices = random_layer_matrices(depth, dim, seed=seed)
-        cells = [str(depth)]
-        for scale, residual in [*((s, True) for s in scales), (1 / np.sqrt(depth), True), (1.0, False)]:
-            largest, smallest = product_singular_values(
-                _layer_jacobians(matrices, scale=scale, residual=residual), depths=[depth])
-            cells.append(f"{_format_log10(smallest[0])} to {_format_log10(largest[0])}")
-        rows.append(cells)
+        jacobians = _layer_jacobians(matrices, scale=scale, residual=residual)
+        largest, smallest = product_singular_values(jacobians, [depth])
+        return f"{_format_log10(smallest[0])} to {_format_log10(largest[0])}"
+
+    rows = [[str(depth), *(cell(depth, s, True) for s in (*scales, 1 / np.sqrt(depth))),
+             cell(depth, 1.0, False)] for depth in depths]
     return _text_table(header, rows)
