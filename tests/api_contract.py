@@ -315,7 +315,6 @@ VALID = {
     "utils.mlp.weight_layers": lambda: dict(model=_mlp()),
     "utils.numpy_block.forward": lambda: dict(x=[1.0, -1.0], w1=np.eye(2), w2=np.eye(2)),
     "utils.plotting.use_fixed_margins": lambda: dict(fig=_figure()),
-    "utils.plotting.legend_below": lambda: dict(fig=_figure()),
     "utils.plotting.log_ticks": lambda: dict(ax=_log_axes()),
     "utils.plotting.figure_svg": lambda: dict(fig=_figure()),
     "utils.plotting.figure_small_png": lambda: dict(fig=_figure()),

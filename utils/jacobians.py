@@ -8,8 +8,8 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from .numpy_block import forward
-from .plotting import (PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, legend_below, log_ticks, plot_log_safe,
-                       use_fixed_margins)
+from .plotting import (PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, _legend_below, log_ticks,
+                       plot_log_safe, use_fixed_margins)
 from .slopes import MAX_DEPTH, _plotted_depths, _text_table
 from .validation import (check_array, check_axes, check_callable, check_cost, check_figure, check_float, check_int,
                          check_sequence, invalid)
@@ -188,7 +188,7 @@ def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
             ax.set_xticks([1])
     both.set_ylabel("singular value of the product (log)")
     fig.suptitle(f"After {depth} layers (s = {scale:g}), singular values: " + "; ".join(summary), fontsize=11)
-    legend_below(fig, ncols=2, fontsize=11)  # projection-ready: figure text of at least 11 pt
+    _legend_below(fig)
     return (f"depth {depth}, branch scale s = {scale:g}, d = {dim}: singular values of the product range "
             + "; ".join(summary) + ".")
 

@@ -8,8 +8,8 @@ import numbers
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from .plotting import (PLAIN_COLOR, RESIDUAL_COLOR, legend_below, log_safe, plot_log_safe, log_ticks,
-                       use_fixed_margins)
+from .plotting import (PLAIN_COLOR, RESIDUAL_COLOR, _legend_below, log_safe, plot_log_safe,
+                       log_ticks, use_fixed_margins)
 from .validation import check_figure, check_float, check_int, check_sequence, invalid
 
 __all__ = ["MAX_DEPTH", "FIGURE_SIZE", "slope_products", "format_plain", "format_residual",
@@ -17,7 +17,6 @@ __all__ = ["MAX_DEPTH", "FIGURE_SIZE", "slope_products", "format_plain", "format
 
 MAX_DEPTH = 100_000
 FIGURE_SIZE = {"width": 9.0, "height": 5.0}  # the widget pictures: the legend sits under the plot
-_LEGEND_FONTSIZE = 11.0  # points: the course's smallest figure text, readable when projected
 
 
 def slope_products(slope, depth) -> np.ndarray:
@@ -132,7 +131,7 @@ def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
     ax.set_title(f"After {depth} layers: plain {format_plain(plain[-1])}, "
                  f"residual {format_residual(low[-1])} to {format_residual(high[-1])}",
                  y=1.0)  # a set height: matplotlib's search for a free spot is a seventh of a redraw
-    legend_below(fig, ncols=2, fontsize=_LEGEND_FONTSIZE)
+    _legend_below(fig)
     return (f"depth {depth}: plain {format_plain(plain[-1])} ({_fate(abs(plain[-1]))}); "
             f"{_residual_summary(low[-1], high[-1])}.")
 
