@@ -19,7 +19,7 @@ from torch import nn
 from . import plotting
 from .blocks import NORM_POSITIONS, REZERO, block_numbers, check_scale, make_block, make_stack
 from .validation import (check_bool, check_choice, check_cost, check_figure, check_float, check_int, check_sequence,
-                         check_tensor, invalid)
+                         check_tensor, check_text, invalid)
 
 __all__ = ["REFERENCE_TABLE", "reference_setup", "reference_comparison", "format_table", "LayerProfile",
            "profile_stack", "stack_from_stream", "probe", "streamed_profile", "depth_sweep", "draw_layer_profiles",
@@ -48,8 +48,7 @@ def reference_setup() -> tuple[dict, dict]:
     residual = make_stack(30, 128, residual=True, norm="pre", scale=1.0)
     torch.manual_seed(42)
     plain = make_stack(30, 128, residual=False)
-    x_residual = torch.randn(4, 32, 128)
-    x_plain = torch.randn(4, 32, 128)
+    x_residual, x_plain = torch.randn(4, 32, 128), torch.randn(4, 32, 128)
     return {"plain": plain, "residual": residual}, {"plain": x_plain, "residual": x_residual}
 
 
@@ -170,9 +169,8 @@ class _WeightStream:
             self.draw(layer)
 
     def draw(self, layer: int) -> tuple[torch.Tensor, ...]:
-        """Layer ``layer``'s ``(fc1.weight, fc1.bias, fc2.weight, fc2.bias)`` as float32 tensors;
-        a layer not kept is drawn into one scratch copy (a 1000-block pass allocates nothing),
-        valid until the next draw."""
+        """Layer ``layer``'s ``(fc1.weight, fc1.bias, fc2.weight, fc2.bias)``, float32; one not kept
+        is drawn into a scratch copy, valid until the next draw: a deep pass allocates nothing."""
         if layer in self._cache:
             return self._cache[layer]
         arrays = (self._scratch if layer >= self.cache_layers
@@ -245,12 +243,11 @@ def probe(tokens: int, d: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 def _streamed(config: dict, weights: _WeightStream, x: torch.Tensor, g: torch.Tensor, depths: list,
               advance=lambda: None, shortcut: float = 1.0) -> list[LayerProfile]:
-    """The LayerProfiles of the nested stacks of ``depths`` (the first D blocks of a deeper one
-    are the depth-D stack), each layer's weights loaded into one block of ``config`` (made with
-    torch's random state untouched), its skip path times ``shortcut``: one forward pass through
-    the deepest, then one backward pass carrying every depth's gradient side by side, exact
-    since a block acts on each token separately. ``advance()`` is called at each of the
-    2 * max(depths) steps."""
+    """The LayerProfiles of the nested stacks of ``depths`` (a deeper one's first D blocks are the
+    depth-D stack), with one block of ``config`` (skip path times ``shortcut``) loaded with each
+    layer's weights in turn: one forward pass through the deepest, then one backward pass with
+    every depth's gradient side by side (a block acts on each token separately). ``advance()``
+    is called at each of the 2 * max(depths) steps."""
     with torch.random.fork_rng(devices=[]):
         block = make_block(weights.d, **config).to(x.dtype).requires_grad_(False)
     step = block if shortcut == 1.0 else lambda x: block(x) + (shortcut - 1.0) * x
@@ -334,8 +331,7 @@ def draw_layer_profiles(fig, profiles: dict, *, loss: str = "output.sum()") -> N
     for name, profile in profiles.items():
         if not isinstance(profile, LayerProfile):
             raise TypeError(f"profiles[{name!r}] must be a LayerProfile, got {type(profile).__name__}")
-    if not isinstance(loss, str):
-        raise invalid("loss", "a str (the loss's name for the axis label)", loss, error=TypeError)
+    check_text("loss", loss)  # the loss's name for the axis label
     ax_grad, ax_std = fig.subplots(1, 2)
     for name, color in (("plain", plotting.PLAIN_COLOR), ("residual", plotting.RESIDUAL_COLOR)):
         layers = np.arange(profiles[name].depth + 1)

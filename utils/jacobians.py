@@ -84,8 +84,7 @@ def random_layer_matrices(depth, dim, *, seed=0) -> np.ndarray:
     seed = check_int("seed", seed, minimum=0)
     check_cost({"depth": depth, "dim": dim}, lambda depth, dim: (8.0 * depth * dim * dim, 1.0 * depth * dim * dim),
                what="the matrices")
-    rng = np.random.default_rng(seed)
-    return rng.normal(0.0, 1.0 / np.sqrt(dim), size=(depth, dim, dim))
+    return np.random.default_rng(seed).normal(0.0, 1.0 / np.sqrt(dim), size=(depth, dim, dim))
 
 
 def _layer_jacobians(matrices, *, scale, residual) -> np.ndarray:
@@ -207,9 +206,8 @@ def singular_values_plot(depth: int = 50, scale: float = 0.1):
 
 
 def drift_table(depths=(10, 50, 200, 1000), scales=(0.01, 0.1, 1.0), *, dim=16, seed=0) -> str:
-    """How far the singular values of a product of residual Jacobians I + s W drift from 1: the
-    range smallest to largest per depth L (rows) and branch scale s (columns, then s = 1/sqrt(L)
-    and plain layers W)."""
+    """How far the singular values of a product of residual Jacobians I + s W drift from 1: smallest
+    to largest per depth L (rows) and branch scale s (columns; then s = 1/sqrt(L), plain W)."""
     depths = [check_int("depths", d, minimum=1, maximum=MAX_DEPTH)
               for d in check_sequence("depths", depths, what="whole numbers")]
     scales = [check_float("scales", s, minimum=0.0) for s in check_sequence("scales", scales, what="numbers")]
