@@ -52,20 +52,18 @@ def reference_setup() -> tuple[dict, dict]:
     return {"plain": plain, "residual": residual}, {"plain": x_plain, "residual": x_residual}
 
 
-def _output_metrics(stack: nn.Module, x: torch.Tensor) -> dict:
-    """The reference table's four numbers for one stack (loss = output.sum(); unbiased std)."""
-    x = x.detach().clone().requires_grad_(True)
-    y = stack(x)
-    (grad,) = torch.autograd.grad(y.sum(), x)
-    y = y.detach()
-    return {"output_norm": float(y.norm()), "gradient_norm": float(grad.norm()),
-            "output_mean": float(y.mean()), "output_std": float(y.std())}
-
-
 def reference_comparison() -> dict:
-    """The reference 30-block table recomputed: ``{"plain": {...}, "residual": {...}}``."""
+    """The reference 30-block table recomputed: ``{"plain": {...}, "residual": {...}}`` (loss =
+    output.sum(); unbiased std)."""
     stacks, inputs = reference_setup()
-    return {name: _output_metrics(stacks[name], inputs[name]) for name in ("plain", "residual")}
+    results = {}
+    for name, x in inputs.items():
+        y = stacks[name](x.requires_grad_(True))
+        (grad,) = torch.autograd.grad(y.sum(), x)
+        y = y.detach()
+        results[name] = {"output_norm": float(y.norm()), "gradient_norm": float(grad.norm()),
+                         "output_mean": float(y.mean()), "output_std": float(y.std())}
+    return results
 
 
 def format_table(results: dict, *, reference: dict | None = None) -> str:
@@ -207,25 +205,20 @@ def stack_from_stream(depth: int, d: int = 128, seed: int = 0, **config) -> nn.S
     return stack
 
 
-def _check_profile_cost(name: str, depth: int, d: int, tokens: int, dtype=torch.float32, chains: int = 1) -> None:
-    """Refuse a streamed measurement too big for a laptop: one activation per layer (``chains``
-    side by side), one block and a scratch copy; per layer two weight draws, a forward and a
-    backward pass."""
+def _checked_probe(name: str, depth: int, d: int, tokens: int, seed: int, norm: str, scale,
+                   dtype=torch.float32, chains: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    """``probe`` in ``dtype``, after the checks every streamed measurement shares and the refusal
+    of one too big for a laptop: one activation per layer (``chains`` side by side), one block
+    and a scratch copy; per layer two weight draws, a forward and a backward pass."""
+    check_choice("dtype", dtype, (torch.float32, torch.float64))
+    d, tokens = check_int("d", d, minimum=1), check_int("tokens", tokens, minimum=1)
+    check_choice("norm", norm, NORM_POSITIONS)
+    check_scale(scale)
     itemsize = 4 if dtype == torch.float32 else 8
     cost = lambda depth, d, tokens: (itemsize * ((depth + 5.0) * tokens * d + 2.0 * block_numbers(d)),
                                      depth * (2.0 * block_numbers(d) + 3.0 * tokens * block_numbers(d)))
     check_cost({name: depth, "d": d, "tokens": tokens}, lambda d, tokens, **depth: cost(*depth.values(), d,
                chains * tokens), what="the activations of every layer and the weight draws")
-
-
-def _checked_probe(name: str, depth: int, d: int, tokens: int, seed: int, dtype, norm: str, scale,
-                   chains: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
-    """``probe`` in ``dtype``, after the checks ``streamed_profile`` and ``depth_sweep`` share."""
-    check_choice("dtype", dtype, (torch.float32, torch.float64))
-    d, tokens = check_int("d", d, minimum=1), check_int("tokens", tokens, minimum=1)
-    check_choice("norm", norm, NORM_POSITIONS)
-    check_scale(scale)
-    _check_profile_cost(name, depth, d, tokens, dtype, chains)
     return tuple(t.to(dtype) for t in probe(tokens, d, seed))
 
 
@@ -293,7 +286,7 @@ def streamed_profile(depth: int, d: int = 128, *, residual: bool = True, norm: s
     nudge = check_float("nudge", nudge, minimum=-0.5, maximum=0.5)
     if shortcut != 1.0 and not (residual and norm == "pre"):
         raise ValueError("shortcut other than 1 needs a pre-norm residual stack (residual=True, norm='pre')")
-    x, g = _checked_probe("depth", depth, d, tokens, seed, dtype, norm, scale)
+    x, g = _checked_probe("depth", depth, d, tokens, seed, norm, scale, dtype)
     if nudge:
         noise = torch.from_numpy(np.random.default_rng([seed, 2]).standard_normal(tuple(x.shape))).to(dtype)
         x = x * (1.0 + nudge * noise)
@@ -311,12 +304,11 @@ def depth_sweep(depths, *, d: int = 128, norm: str = "pre", scale=1.0, tokens: i
     depths = [check_int("depths[]", depth, minimum=1) for depth in check_sequence("depths", depths, what="depths")]
     if progress is not None and not hasattr(progress, "update"):
         raise invalid("progress", "a progress bar (utils.progress.progress_bar) or None", progress, error=TypeError)
-    x, g = _checked_probe("depths", max(depths), d, tokens, seed, dtype, norm, scale,
+    x, g = _checked_probe("depths", max(depths), d, tokens, seed, norm, scale, dtype,
                           chains=len(set(depths)))
-    stream = _WeightStream(d, seed)
     advance = progress.update if progress is not None else lambda: None
     configs = {"plain": {"residual": False}, "residual": {"residual": True, "norm": norm, "scale": scale}}
-    return {name: _streamed(config, stream, x, g, depths, advance)
+    return {name: _streamed(config, _WeightStream(d, seed), x, g, depths, advance)
             for name, config in configs.items()}
 
 
@@ -394,7 +386,7 @@ def _static_weights():
 @lru_cache(maxsize=64)
 def _cached_profile(depth: int, residual: bool, norm: str, scale) -> LayerProfile:
     config = {"residual": residual, "norm": norm, "scale": scale}
-    x, g = probe(_WIDGET_TOKENS, _WIDGET_D, _WIDGET_SEED)
+    x, g = _checked_probe("depth", depth, _WIDGET_D, _WIDGET_TOKENS, _WIDGET_SEED, norm, scale)
     return _streamed(config, _WIDGET_WEIGHTS, x, g, [depth])[0]
 
 
@@ -405,7 +397,6 @@ def widget_profile(depth: int, residual: bool, norm: str, scale) -> LayerProfile
     check_bool("residual", residual)
     norm = check_choice("norm", norm, NORM_POSITIONS)
     scale = check_scale(scale)
-    _check_profile_cost("depth", depth, _WIDGET_D, _WIDGET_TOKENS)
     if not residual:
         norm, scale = "pre", 1.0
     return _cached_profile(depth, residual, norm, scale)

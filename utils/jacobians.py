@@ -183,8 +183,7 @@ def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
         ax.xaxis.set_major_locator(MaxNLocator(nbins=ticks, integer=True))  # few labels: a faster redraw
         ax.set_title(title, fontsize=11, y=1.01)  # a set height: no measuring of the ticks
         if depth == 1:
-            ax.set_xlim(0.5, 1.5)
-            ax.set_xticks([1])
+            ax.set(xlim=(0.5, 1.5), xticks=[1])
     both.set_ylabel("singular value of the product (log)")
     fig.suptitle(f"After {depth} layers (s = {scale:g}), singular values: " + "; ".join(summary), fontsize=11)
     _legend_below(fig)

@@ -81,10 +81,8 @@ def _fate(value: float) -> str:
         return "underflowed to 0: vanished"
     if not np.isfinite(value):
         return "overflowed to inf: exploded"
-    if value < 1e-3:
-        return "vanishing"
-    if value > 1e3:
-        return "exploding"
+    if not 1e-3 <= value <= 1e3:
+        return "vanishing" if value < 1e-3 else "exploding"
     return _within(value)
 
 
