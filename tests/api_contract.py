@@ -98,7 +98,6 @@ ACCEPTS = {
     "utils.jacobians.singular_values_plot": {"scale": "zero"},  # the slider's left end: no branch
     "utils.slopes.format_plain": {"value": "negative zero nan inf huge"},  # products that under- or overflowed
     "utils.slopes.format_residual": {"value": "negative zero nan inf huge"},
-    "utils.slopes.plotted_depths": {"points": "huge"},  # more points than depths: every depth is drawn
     "utils.recipes.deepnorm_constants": {"layers": "huge"},  # a formula, nothing is allocated
     "utils.blocks.ReZeroBlock": {"multiplier": "negative zero huge", "alpha": "negative zero huge none"},
     "utils.plotting.log_safe": {"values": "negative zero nan inf huge array3d"},  # any magnitudes
@@ -313,7 +312,6 @@ VALID = {
     "utils.mlp.weight_layers": lambda: dict(model=_mlp()),
     "utils.numpy_block.forward": lambda: dict(x=[1.0, -1.0], w1=np.eye(2), w2=np.eye(2)),
     "utils.plotting.use_fixed_margins": lambda: dict(fig=_figure()),
-    "utils.plotting.legend_below": lambda: dict(fig=_figure()),
     "utils.plotting.log_ticks": lambda: dict(ax=_log_axes()),
     "utils.plotting.figure_svg": lambda: dict(fig=_figure()),
     "utils.plotting.figure_small_png": lambda: dict(fig=_figure()),
@@ -347,8 +345,6 @@ VALID = {
     "utils.slopes.slope_products": lambda: dict(slope=0.5, depth=10),
     "utils.slopes.format_plain": lambda: dict(value=0.001),
     "utils.slopes.format_residual": lambda: dict(value=1.05),
-    "utils.slopes.text_table": lambda: dict(header=["a", "b"], rows=[["1", "2"]]),
-    "utils.slopes.plotted_depths": lambda: dict(depth=500),
     "utils.slopes.draw_slope_products": lambda: dict(fig=_figure()),
     "utils.training.train": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1], steps=2, batch_size=4),
     "utils.training.evaluate": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),

@@ -83,7 +83,7 @@ def test_streamed_profile_matches_the_whole_stack_for_every_configuration():
                    {"residual": True, "norm": "pre", "scale": "rezero"}):
         whole = gf.profile_stack(gf.stack_from_stream(6, 16, 3, **config), x, g)
         streamed = gf.streamed_profile(6, 16, tokens=5, seed=3, **config)
-        reused = gf.streamed_profile(6, 16, tokens=5, seed=3, weights=shared, **config)
+        reused = gf._streamed(config, shared, x, g, [6])[0]
         np.testing.assert_allclose(streamed.grad_norm, whole.grad_norm, rtol=1e-5)
         np.testing.assert_allclose(streamed.act_std, whole.act_std, rtol=1e-5)
         np.testing.assert_allclose(streamed.act_mean, whole.act_mean, rtol=1e-4, atol=1e-7)
@@ -246,8 +246,6 @@ def test_bad_input_names_the_parameter():
         gf.profile_stack(make_stack(1, 4), torch.ones(2, 4), torch.ones(3, 4))
     with pytest.raises(ValueError, match="tokens"):
         gf.probe(0, 8, 0)
-    with pytest.raises(ValueError, match="weights must be a _WeightStream for d=8"):
-        gf.streamed_profile(2, 8, weights=gf._WeightStream(4, 0))
 
 
 @pytest.mark.parametrize("depth, residual, norm, scale", [
@@ -295,10 +293,12 @@ def test_panel_greys_out_norm_and_scale_for_a_plain_stack():
     assert not panel.controls["norm"].disabled
 
 
-def test_configuration_name_names_each_configuration():
-    assert gf._configuration_name(True, "pre", 1.0) == "residual, pre-norm, scale 1"
-    assert gf._configuration_name(True, "post", "rezero") == "residual, post-norm, ReZero-style gate (alpha = 0 at init)"
-    assert gf._configuration_name(False, "post", 3.0).startswith("plain (no skip path")
+def test_summary_text_names_each_configuration():
+    profile = gf.LayerProfile(np.array([2.0, 4.0]), np.zeros(2), np.ones(2))
+    name = lambda residual, norm, scale: gf._summary_text(profile, residual, norm, scale).splitlines()[0]
+    assert name(True, "pre", 1.0) == "configuration            residual, pre-norm, scale 1"
+    assert name(True, "post", "rezero").endswith("  residual, post-norm, ReZero-style gate (alpha = 0 at init)")
+    assert name(False, "post", 3.0).startswith("configuration            plain (no skip path")
 
 
 def test_summary_text_reports_the_profile_and_flags_special_cases():

@@ -131,25 +131,21 @@ def test_legend_below_puts_one_legend_under_the_axes():
     right.plot([1, 2], [1, 2], label="a")  # repeated label: shown once
     right.plot([1, 2], [2, 1], label="b")
     right.plot([1, 2], [3, 1], label="c")
-    plotting.legend_below(fig, ncols=2)
+    plotting._legend_below(fig)
     assert len(fig.legends) == 1 and left.get_legend() is None
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["a", "b", "c"]
-    # two rows of 8-point text plus the x labels: (0.1 + 2 * 1.45 * 8 / 72 + 0.55) / 5
-    assert fig.subplotpars.bottom == pytest.approx((0.1 + 2 * 1.45 * 8 / 72 + 0.55) / 5)
+    # two rows of 11-point text plus the x labels: (0.1 + 2 * 1.45 * 11 / 72 + 0.55) / 5
+    assert fig.subplotpars.bottom == pytest.approx((0.1 + 2 * 1.45 * 11 / 72 + 0.55) / 5)
     assert len(plotting._figure_png(fig)) > 1000
     legend_top = fig.legends[0].get_window_extent().y1 / fig.bbox.height
     assert legend_top < left.get_position().y0  # entirely below the axes
 
 
-def test_legend_below_without_labels_and_bad_input():
+def test_legend_below_without_labels():
     fig = Figure()
     fig.subplots()
-    plotting.legend_below(fig)
+    plotting._legend_below(fig)
     assert not fig.legends
-    with pytest.raises(TypeError, match="fig"):
-        plotting.legend_below("figure")
-    with pytest.raises(ValueError, match="ncols"):
-        plotting.legend_below(fig, ncols=0)
 
 
 def test_importing_plotting_applies_the_course_style():

@@ -1,14 +1,9 @@
 """How gradients and activations travel through deep stacks of the blocks in
 ``utils.blocks``: notebook 06's 30-block reference computation, the gradient norm and
 activation statistics at every layer, sweeps over depth up to 1000 blocks, and notebook
-07's widget.
-
-``profile_stack`` measures any ``nn.Sequential`` with autograd (memory grows with depth).
-``streamed_profile`` holds one block at a time, drawing each block's weights on demand
-(``_WeightStream``), so a 1000-block stack of width 128 (528 MB of weights) costs a few
-MB. Its draws are the same bits on every CPU and backend: deep plain stacks are chaotic,
-and a last-bit change in one weight moves the gradient by orders of magnitude.
-"""
+07's widget. ``streamed_profile`` holds one block at a time, so a 1000-block stack of width
+128 (528 MB of weights) costs a few MB; its weights are the same bits on every CPU, since in
+a chaotic deep plain stack a last-bit change moves the gradient by orders of magnitude."""
 from __future__ import annotations
 
 import math
@@ -24,7 +19,7 @@ from torch import nn
 from . import plotting
 from .blocks import NORM_POSITIONS, REZERO, block_numbers, check_scale, make_block, make_stack
 from .validation import (check_bool, check_choice, check_cost, check_figure, check_float, check_int, check_sequence,
-                         check_tensor, invalid)
+                         check_tensor, check_text, invalid)
 
 __all__ = ["REFERENCE_TABLE", "reference_setup", "reference_comparison", "format_table", "LayerProfile",
            "profile_stack", "stack_from_stream", "probe", "streamed_profile", "depth_sweep", "draw_layer_profiles",
@@ -53,25 +48,22 @@ def reference_setup() -> tuple[dict, dict]:
     residual = make_stack(30, 128, residual=True, norm="pre", scale=1.0)
     torch.manual_seed(42)
     plain = make_stack(30, 128, residual=False)
-    x_residual = torch.randn(4, 32, 128)
-    x_plain = torch.randn(4, 32, 128)
+    x_residual, x_plain = torch.randn(4, 32, 128), torch.randn(4, 32, 128)
     return {"plain": plain, "residual": residual}, {"plain": x_plain, "residual": x_residual}
 
 
-def _output_metrics(stack: nn.Module, x: torch.Tensor) -> dict:
-    """The reference table's four numbers for one stack (loss = output.sum(); unbiased std)."""
-    x = x.detach().clone().requires_grad_(True)
-    y = stack(x)
-    (grad,) = torch.autograd.grad(y.sum(), x)
-    y = y.detach()
-    return {"output_norm": float(y.norm()), "gradient_norm": float(grad.norm()),
-            "output_mean": float(y.mean()), "output_std": float(y.std())}
-
-
 def reference_comparison() -> dict:
-    """The reference 30-block table recomputed: ``{"plain": {...}, "residual": {...}}``."""
+    """The reference 30-block table recomputed: ``{"plain": {...}, "residual": {...}}`` (loss =
+    output.sum(); unbiased std)."""
     stacks, inputs = reference_setup()
-    return {name: _output_metrics(stacks[name], inputs[name]) for name in ("plain", "residual")}
+    results = {}
+    for name, x in inputs.items():
+        y = stacks[name](x.requires_grad_(True))
+        (grad,) = torch.autograd.grad(y.sum(), x)
+        y = y.detach()
+        results[name] = {"output_norm": float(y.norm()), "gradient_norm": float(grad.norm()),
+                         "output_mean": float(y.mean()), "output_std": float(y.std())}
+    return results
 
 
 def format_table(results: dict, *, reference: dict | None = None) -> str:
@@ -128,8 +120,9 @@ class LayerProfile:
             return self.grad_norm / self.grad_norm[-1]
 
 
-def _stats(x: torch.Tensor) -> tuple[float, float]:
-    return float(x.mean()), float(x.std())
+def _stats(activations) -> np.ndarray:
+    """Each activation's mean and unbiased std, one row per layer."""
+    return np.array([(float(a.mean()), float(a.std())) for a in activations])
 
 
 def profile_stack(stack: nn.Sequential, x: torch.Tensor, upstream: torch.Tensor | None = None) -> LayerProfile:
@@ -144,45 +137,42 @@ def profile_stack(stack: nn.Sequential, x: torch.Tensor, upstream: torch.Tensor 
     for block in stack:
         activations.append(block(activations[-1]))
     output = activations[-1]
-    if upstream is None:
-        upstream = torch.ones_like(output)
+    upstream = torch.ones_like(output) if upstream is None else upstream
     if upstream.shape != output.shape:
         raise invalid("upstream", f"of the output's shape {tuple(output.shape)}", upstream)
     grads = torch.autograd.grad((output * upstream).sum(), activations)  # no weight gradients needed
-    stats = np.array([_stats(a.detach()) for a in activations])
-    return LayerProfile(np.array([float(grad.norm()) for grad in grads]), stats[:, 0].copy(), stats[:, 1].copy())
+    means, stds = _stats(a.detach() for a in activations).T
+    return LayerProfile(np.array([float(grad.norm()) for grad in grads]), means, stds)
 
 
 class _WeightStream:
-    """The weights of blocks 1, 2, 3, ... of a stack of width ``d``, drawn on demand into
-    one block instead of held at once. Layer l has its own generator, seeded (seed, 1, l),
-    so any layer can be drawn again in any order. nn.Linear's default distribution, drawn
-    with exact arithmetic and one float32 rounding: the same bits on every CPU and backend.
-    The first ``cache_layers`` layers are kept once drawn (0.5 MB each at d = 128). The
-    weights do not depend on the wiring, so one stream serves every configuration."""
+    """The weights of blocks 1, 2, 3, ... of a stack of width ``d``, drawn on demand, layer l
+    from its own generator seeded (seed, 1, l), so in any order: nn.Linear's default
+    distribution with exact arithmetic and one float32 rounding, the same bits on every CPU.
+    The first ``cache_layers`` layers are kept once drawn (0.5 MB each at d = 128)."""
 
     def __init__(self, d: int = 128, seed: int = 0, *, cache_layers: int = 0):
         self.d, self.seed, self.cache_layers = d, seed, cache_layers
         self._shapes = ((4 * d, d), (4 * d,), (d, 4 * d), (d,))
         self._fan_ins = (d, d, 4 * d, 4 * d)
         self._cache: dict[int, tuple[torch.Tensor, ...]] = {}
-        self._scratch: tuple[np.ndarray, ...] | None = None  # reused by load: no allocation per layer
+        self._scratch = tuple(np.empty(shape, dtype=np.float32) for shape in self._shapes)
 
     def keep(self, cache_layers: int) -> None:
         """Keep the first ``cache_layers`` layers, drawn at once, and forget any beyond: many
         configurations of one deep stack then draw each layer once (forked processes share them)."""
         self.cache_layers = cache_layers
-        for layer in [layer for layer in self._cache if layer >= cache_layers]:
-            del self._cache[layer]
+        self._cache = {layer: drawn for layer, drawn in self._cache.items() if layer < cache_layers}
         for layer in range(cache_layers):
             self.draw(layer)
 
-    def draw(self, layer: int, into: tuple[np.ndarray, ...] | None = None) -> tuple[torch.Tensor, ...]:
-        """Layer ``layer``'s ``(fc1.weight, fc1.bias, fc2.weight, fc2.bias)`` as float32 tensors,
-        drawn into the arrays ``into`` (new ones if None) unless kept."""
+    def draw(self, layer: int) -> tuple[torch.Tensor, ...]:
+        """Layer ``layer``'s ``(fc1.weight, fc1.bias, fc2.weight, fc2.bias)``, float32; one not kept
+        is drawn into a scratch copy, valid until the next draw: a deep pass allocates nothing."""
         if layer in self._cache:
             return self._cache[layer]
-        arrays = into or tuple(np.empty(shape, dtype=np.float32) for shape in self._shapes)
+        arrays = (self._scratch if layer >= self.cache_layers
+                  else tuple(np.empty(shape, dtype=np.float32) for shape in self._shapes))
         rng = np.random.default_rng([self.seed, 1, layer])
         for values, fan_in in zip(arrays, self._fan_ins):  # u has 24 bits, so 2u - 1 is exact; then one rounding
             rng.random(out=values, dtype=np.float32)
@@ -198,9 +188,7 @@ class _WeightStream:
     def load(self, block: nn.Module, layer: int) -> None:
         """Give ``block`` (a LayerNorm block of width d) layer ``layer``'s weights (0 = first
         block); its LayerNorm keeps scale 1 and shift 0."""
-        if layer >= self.cache_layers and self._scratch is None:  # a 1000-block pass then allocates nothing
-            self._scratch = tuple(np.empty(shape, dtype=np.float32) for shape in self._shapes)
-        values = self.draw(layer, None if layer < self.cache_layers else self._scratch)
+        values = self.draw(layer)
         for target, value in zip((block.fc1.weight, block.fc1.bias, block.fc2.weight, block.fc2.bias), values):
             target.copy_(value)
 
@@ -209,30 +197,35 @@ def stack_from_stream(depth: int, d: int = 128, seed: int = 0, **config) -> nn.S
     """``make_stack(depth, d, **config)`` with the weights of ``_WeightStream(d, seed)``: the
     stack ``streamed_profile`` measures block by block, whole, for checks at small depths."""
     depth, d, seed = check_int("depth", depth, minimum=1), check_int("d", d, minimum=1), check_int("seed", seed, minimum=0)
-    stream = _WeightStream(d, seed)
     with torch.random.fork_rng(devices=[]):
         stack = make_stack(depth, d, **config)
+    stream = _WeightStream(d, seed)  # after make_stack has checked the sizes
     for layer, block in enumerate(stack):
         stream.load(block, layer)
     return stack
 
 
-def _check_profile_cost(name: str, depth: int, d: int, tokens: int, dtype=torch.float32, chains: int = 1) -> None:
-    """Refuse a streamed measurement too big for a laptop: one activation per layer (``chains``
-    side by side), one block and a scratch copy; per layer two weight draws, a forward and a
-    backward pass."""
+def _checked_probe(name: str, depth: int, d: int, tokens: int, seed: int, norm: str, scale,
+                   dtype=torch.float32, chains: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    """``probe`` in ``dtype``, after the checks every streamed measurement shares and the refusal
+    of one too big for a laptop: one activation per layer (``chains`` side by side), one block
+    and a scratch copy; per layer two weight draws, a forward and a backward pass."""
+    check_choice("dtype", dtype, (torch.float32, torch.float64))
+    d, tokens = check_int("d", d, minimum=1), check_int("tokens", tokens, minimum=1)
+    check_choice("norm", norm, NORM_POSITIONS)
+    check_scale(scale)
     itemsize = 4 if dtype == torch.float32 else 8
     cost = lambda depth, d, tokens: (itemsize * ((depth + 5.0) * tokens * d + 2.0 * block_numbers(d)),
                                      depth * (2.0 * block_numbers(d) + 3.0 * tokens * block_numbers(d)))
     check_cost({name: depth, "d": d, "tokens": tokens}, lambda d, tokens, **depth: cost(*depth.values(), d,
                chains * tokens), what="the activations of every layer and the weight draws")
+    return tuple(t.to(dtype) for t in probe(tokens, d, seed))
 
 
 def probe(tokens: int, d: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """``streamed_profile``'s input ``x`` and upstream gradient ``g``, standard normal of shape
     ``(tokens, d)``: drawn in float64 and rounded once, the same float32 bits on every machine."""
-    tokens = check_int("tokens", tokens, minimum=1)
-    d = check_int("d", d, minimum=1)
+    tokens, d = check_int("tokens", tokens, minimum=1), check_int("d", d, minimum=1)
     seed = check_int("seed", seed, minimum=0)
     check_cost({"tokens": tokens, "d": d}, lambda tokens, d: (8.0 * tokens * d, 2.0 * tokens * d),
                what="the input and the upstream gradient")
@@ -241,27 +234,16 @@ def probe(tokens: int, d: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     return x, g
 
 
-def _shortcut_step(block: nn.Module, shortcut: float):
-    """``block``'s forward with its skip path multiplied by ``shortcut``:
-    x -> shortcut * x + s F(LN(x)) for a pre-norm block (the block itself when 1)."""
-    if shortcut == 1.0:
-        return block
-    return lambda x: block(x) + (shortcut - 1.0) * x
-
-
-def _template(d: int, dtype: torch.dtype, **config) -> nn.Module:
-    """The one block a streamed stack loads each layer's weights into (torch's random state untouched)."""
+def _streamed(config: dict, weights: _WeightStream, x: torch.Tensor, g: torch.Tensor, depths: list,
+              advance=lambda: None, shortcut: float = 1.0) -> list[LayerProfile]:
+    """The LayerProfiles of the nested stacks of ``depths`` (a deeper one's first D blocks are the
+    depth-D stack), with one block of ``config`` (skip path times ``shortcut``) loaded with each
+    layer's weights in turn: one forward pass through the deepest, then one backward pass with
+    every depth's gradient side by side (a block acts on each token separately). ``advance()``
+    is called at each of the 2 * max(depths) steps."""
     with torch.random.fork_rng(devices=[]):
-        return make_block(d, **config).to(dtype).requires_grad_(False)
-
-
-def _streamed(block: nn.Module, step, weights: _WeightStream, x: torch.Tensor, g: torch.Tensor, depths: list,
-              advance=lambda steps: None) -> list[LayerProfile]:
-    """The LayerProfiles of the nested stacks of ``depths`` (the first D blocks of a deeper one
-    are the depth-D stack), ``step`` with layer l's weights loaded into ``block``: one forward
-    pass through the deepest, then one backward pass carrying every depth's gradient side by
-    side, which is exact since a block acts on each token separately. ``advance(n)`` hears of
-    each of the 2 * max(depths) steps."""
+        block = make_block(weights.d, **config).to(x.dtype).requires_grad_(False)
+    step = block if shortcut == 1.0 else lambda x: block(x) + (shortcut - 1.0) * x
     deepest = max(depths)
     activations = torch.empty((deepest + 1, *x.shape), dtype=x.dtype)  # one buffer: no heap fragments
     activations[0] = x
@@ -269,8 +251,8 @@ def _streamed(block: nn.Module, step, weights: _WeightStream, x: torch.Tensor, g
         for layer in range(deepest):
             weights.load(block, layer)
             activations[layer + 1] = step(activations[layer])
-            advance(layer + 1)
-    stats = np.array([_stats(a) for a in activations])
+            advance()
+    stats = _stats(activations)
     chains = sorted(set(depths))
     current = {}  # current[D]: the gradient of the depth-D chain at this layer
     norms = {depth: [float(g.norm())] for depth in chains}
@@ -284,80 +266,50 @@ def _streamed(block: nn.Module, step, weights: _WeightStream, x: torch.Tensor, g
         for depth, part in zip(active, grad.split(len(x))):
             current[depth] = part
             norms[depth].append(float(part.norm()))
-        advance(2 * deepest - layer)
-    return [LayerProfile(np.array(norms[depth][::-1]), stats[: depth + 1, 0].copy(), stats[: depth + 1, 1].copy())
-            for depth in depths]
+        advance()
+    return [LayerProfile(np.array(norms[depth][::-1]), *stats[: depth + 1].T) for depth in depths]
 
 
 def streamed_profile(depth: int, d: int = 128, *, residual: bool = True, norm: str = "pre", scale=1.0,
-                     tokens: int = 16, seed: int = 0, weights: _WeightStream | None = None,
-                     dtype: torch.dtype = torch.float32, shortcut: float = 1.0, nudge: float = 0.0) -> LayerProfile:
+                     tokens: int = 16, seed: int = 0, dtype: torch.dtype = torch.float32,
+                     shortcut: float = 1.0, nudge: float = 0.0) -> LayerProfile:
     """The ``LayerProfile`` of ``stack_from_stream(depth, d, seed, ...)`` for the input and
     upstream gradient ``probe(tokens, d, seed)``, holding one block at a time. The loss
     ``(output * g).sum()`` is one every configuration feels (a post-norm output sums to zero
-    per token). ``weights``: a _WeightStream of the same d and seed, to reuse drawn weights;
-    ``dtype=torch.float64``: the same weights in double precision; ``shortcut`` multiplies a
-    pre-norm residual stack's skip path, x -> shortcut * x + s F(LN(x)); ``nudge`` multiplies
-    each input entry by 1 + nudge * r (r a fixed normal draw), to see how sensitive a deep
-    stack is to its input's last digits. Overflows stay inf/NaN, for a plot to show them."""
+    per token). ``dtype=torch.float64``: the same weights in double precision; ``shortcut``
+    multiplies a pre-norm residual stack's skip path, x -> shortcut * x + s F(LN(x)); ``nudge``
+    multiplies each input entry by 1 + nudge * r (r a fixed normal draw), to see how sensitive
+    a deep stack is to its input's last digits. Overflows stay inf/NaN, for a plot to show them."""
     depth = check_int("depth", depth, minimum=1)
-    check_choice("dtype", dtype, (torch.float32, torch.float64))
-    d, tokens = check_int("d", d, minimum=1), check_int("tokens", tokens, minimum=1)
     check_bool("residual", residual)
-    check_choice("norm", norm, NORM_POSITIONS)
-    check_scale(scale)
-    if weights is not None and not isinstance(weights, _WeightStream):
-        raise invalid("weights", "a _WeightStream or None", weights, error=TypeError)
-    if weights is not None and (weights.d, weights.seed) != (d, seed):
-        raise invalid("weights", f"a _WeightStream for d={d}, seed={seed}",
-                      fix=f"this one is for d={weights.d}, seed={weights.seed}")
-    _check_profile_cost("depth", depth, d, tokens, dtype)
     shortcut = check_float("shortcut", shortcut, minimum=0.0)
     nudge = check_float("nudge", nudge, minimum=-0.5, maximum=0.5)
     if shortcut != 1.0 and not (residual and norm == "pre"):
         raise ValueError("shortcut other than 1 needs a pre-norm residual stack (residual=True, norm='pre')")
-    x, g = (t.to(dtype) for t in probe(tokens, d, seed))
+    x, g = _checked_probe("depth", depth, d, tokens, seed, norm, scale, dtype)
     if nudge:
         noise = torch.from_numpy(np.random.default_rng([seed, 2]).standard_normal(tuple(x.shape))).to(dtype)
         x = x * (1.0 + nudge * noise)
-    block = _template(d, dtype, residual=residual, norm=norm, scale=scale)
-    return _streamed(block, _shortcut_step(block, shortcut), weights or _WeightStream(d, seed), x, g, [depth])[0]
+    config = {"residual": residual, "norm": norm, "scale": scale}
+    return _streamed(config, _WeightStream(d, seed), x, g, [depth], shortcut=shortcut)[0]
 
 
 def depth_sweep(depths, *, d: int = 128, norm: str = "pre", scale=1.0, tokens: int = 16, seed: int = 0,
                 progress=None, dtype: torch.dtype = torch.float32) -> dict:
-    """``streamed_profile`` of a plain and a residual stack at every depth in ``depths``, in one
-    forward and one backward pass per stack (the plain one first, so only one stack's
-    activations are held at a time). ``dtype=torch.float64`` is needed for deep plain stacks,
-    where float32 rounding moves the gain at 1000 blocks by a factor of about 100. Returns
-    ``{"plain": [LayerProfile, ...], "residual": [...]}`` in the order of ``depths``;
-    ``progress`` (a ``utils.progress.progress_bar`` of ``4 * max(depths)`` steps) advances
-    once per block forward and once per block backward, for each stack."""
+    """``{"plain": [LayerProfile, ...], "residual": [...]}``: ``streamed_profile`` at every depth
+    in ``depths``, in that order, in one forward and one backward pass per stack, one stack at a
+    time. Deep plain stacks need ``dtype=torch.float64`` (float32 rounding moves the gain at 1000
+    blocks about 100-fold). ``progress``: a ``utils.progress.progress_bar`` of ``4 * max(depths)``
+    steps, one per block forward and backward of each stack."""
     depths = [check_int("depths[]", depth, minimum=1) for depth in check_sequence("depths", depths, what="depths")]
-    check_choice("dtype", dtype, (torch.float32, torch.float64))
-    d, tokens = check_int("d", d, minimum=1), check_int("tokens", tokens, minimum=1)
-    check_choice("norm", norm, NORM_POSITIONS)
-    check_scale(scale)
     if progress is not None and not hasattr(progress, "update"):
         raise invalid("progress", "a progress bar (utils.progress.progress_bar) or None", progress, error=TypeError)
-    deepest = max(depths)
-    _check_profile_cost("depths", deepest, d, tokens, dtype, chains=len(set(depths)))
-    x, g = (t.to(dtype) for t in probe(tokens, d, seed))
-    weights = _WeightStream(d, seed)
-    done = 0
-
-    def advance(steps_done: int) -> None:
-        nonlocal done
-        if progress is not None and (steps_done - done >= 50 or steps_done == 4 * deepest):
-            progress.update(steps_done - done)
-            done = steps_done
-
+    x, g = _checked_probe("depths", max(depths), d, tokens, seed, norm, scale, dtype,
+                          chains=len(set(depths)))
+    advance = progress.update if progress is not None else lambda: None
     configs = {"plain": {"residual": False}, "residual": {"residual": True, "norm": norm, "scale": scale}}
-    results = {}
-    for offset, (name, config) in zip((0, 2 * deepest), configs.items()):
-        block = _template(d, dtype, **config)
-        results[name] = _streamed(block, block, weights, x, g, depths, lambda steps: advance(offset + steps))
-    return results
+    return {name: _streamed(config, _WeightStream(d, seed), x, g, depths, advance)
+            for name, config in configs.items()}
 
 
 # ----- figures of notebooks 06 and 07 ---------------------------------------------------
@@ -371,8 +323,7 @@ def draw_layer_profiles(fig, profiles: dict, *, loss: str = "output.sum()") -> N
     for name, profile in profiles.items():
         if not isinstance(profile, LayerProfile):
             raise TypeError(f"profiles[{name!r}] must be a LayerProfile, got {type(profile).__name__}")
-    if not isinstance(loss, str):
-        raise invalid("loss", "a str (the loss's name for the axis label)", loss, error=TypeError)
+    check_text("loss", loss)  # the loss's name for the axis label
     ax_grad, ax_std = fig.subplots(1, 2)
     for name, color in (("plain", plotting.PLAIN_COLOR), ("residual", plotting.RESIDUAL_COLOR)):
         layers = np.arange(profiles[name].depth + 1)
@@ -434,8 +385,9 @@ def _static_weights():
 
 @lru_cache(maxsize=64)
 def _cached_profile(depth: int, residual: bool, norm: str, scale) -> LayerProfile:
-    return streamed_profile(depth, _WIDGET_D, residual=residual, norm=norm, scale=scale,
-                            tokens=_WIDGET_TOKENS, seed=_WIDGET_SEED, weights=_WIDGET_WEIGHTS)
+    config = {"residual": residual, "norm": norm, "scale": scale}
+    x, g = _checked_probe("depth", depth, _WIDGET_D, _WIDGET_TOKENS, _WIDGET_SEED, norm, scale)
+    return _streamed(config, _WIDGET_WEIGHTS, x, g, [depth])[0]
 
 
 def widget_profile(depth: int, residual: bool, norm: str, scale) -> LayerProfile:
@@ -445,25 +397,18 @@ def widget_profile(depth: int, residual: bool, norm: str, scale) -> LayerProfile
     check_bool("residual", residual)
     norm = check_choice("norm", norm, NORM_POSITIONS)
     scale = check_scale(scale)
-    _check_profile_cost("depth", depth, _WIDGET_D, _WIDGET_TOKENS)
     if not residual:
         norm, scale = "pre", 1.0
     return _cached_profile(depth, residual, norm, scale)
 
 
-def _configuration_name(residual: bool, norm: str, scale) -> str:
-    """e.g. 'residual, pre-norm, scale 1'."""
-    if not residual:
-        return "plain (no skip path; norm position and scale do not apply)"
-    scale_text = "ReZero-style gate (alpha = 0 at init)" if scale == REZERO else f"scale {scale:g}"
-    return f"residual, {norm}-norm, {scale_text}"
-
-
 def _summary_text(profile: LayerProfile, residual: bool, norm: str, scale) -> str:
     """The widget's table of one profile, with a note where a number has a special meaning."""
     gain = profile.gain
+    gate = "ReZero-style gate (alpha = 0 at init)" if scale == REZERO else f"scale {scale:g}"
     rows = [
-        ("configuration", _configuration_name(residual, norm, scale)),
+        ("configuration", f"residual, {norm}-norm, {gate}" if residual
+         else "plain (no skip path; norm position and scale do not apply)"),
         ("blocks", f"{profile.depth}"),
         ("grad norm at output", f"{profile.grad_norm[-1]:.4g}"),
         ("grad norm at input", f"{profile.grad_norm[0]:.4g}"),
@@ -482,16 +427,6 @@ def _summary_text(profile: LayerProfile, residual: bool, norm: str, scale) -> st
     if not (np.isfinite(profile.grad_norm).all() and np.isfinite(profile.act_std).all()):
         lines.append("warning: some values overflowed float32 (inf/NaN); the plot marks them.")
     return "\n".join(lines)
-
-
-def _log_ticks_around(ax, values) -> None:
-    """``plotting.log_ticks`` with at least a factor of 2 in view: a flat line sits among labelled ticks."""
-    clipped, _, _ = plotting.log_safe(values)
-    low, high = float(np.nanmin(clipped)), float(np.nanmax(clipped))
-    if high / low < 2:
-        middle = math.sqrt(low * high)
-        ax.set_ylim(middle / 1.5, middle * 1.5)
-    plotting.log_ticks(ax)
 
 
 def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = "pre", scale=1.0) -> str:
@@ -513,7 +448,10 @@ def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = 
                  else "The gradient overflowed on its way back", y=1.0)
     ax.set(xlabel="layer (0 = input)", ylabel="|grad at layer| / |grad at output|")
     ax.xaxis.set_major_locator(ticker.MaxNLocator(nbins=5, integer=True))  # fewer ticks, faster redraws
-    _log_ticks_around(ax, profile.gain)
+    low, high = (float(f(plotting.log_safe(profile.gain)[0])) for f in (np.nanmin, np.nanmax))
+    if high / low < 2:  # at least a factor of 2 in view: a flat line sits among labelled ticks
+        ax.set_ylim(math.sqrt(low * high) / 1.5, math.sqrt(low * high) * 1.5)
+    plotting.log_ticks(ax)
     if under or over:  # only then is there something for a legend to explain
         ax.legend(loc="best", fontsize=8)
     return _summary_text(profile, residual, norm, scale)

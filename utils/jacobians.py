@@ -8,9 +8,9 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from .numpy_block import forward
-from .plotting import (PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, legend_below, log_ticks, plot_log_safe,
-                       use_fixed_margins)
-from .slopes import MAX_DEPTH, plotted_depths, text_table
+from .plotting import (PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, _legend_below, log_ticks,
+                       plot_log_safe, use_fixed_margins)
+from .slopes import MAX_DEPTH, _plotted_depths, _text_table
 from .validation import (check_array, check_axes, check_callable, check_cost, check_figure, check_float, check_int,
                          check_sequence, invalid)
 
@@ -84,8 +84,7 @@ def random_layer_matrices(depth, dim, *, seed=0) -> np.ndarray:
     seed = check_int("seed", seed, minimum=0)
     check_cost({"depth": depth, "dim": dim}, lambda depth, dim: (8.0 * depth * dim * dim, 1.0 * depth * dim * dim),
                what="the matrices")
-    rng = np.random.default_rng(seed)
-    return rng.normal(0.0, 1.0 / np.sqrt(dim), size=(depth, dim, dim))
+    return np.random.default_rng(seed).normal(0.0, 1.0 / np.sqrt(dim), size=(depth, dim, dim))
 
 
 def _layer_jacobians(matrices, *, scale, residual) -> np.ndarray:
@@ -93,15 +92,10 @@ def _layer_jacobians(matrices, *, scale, residual) -> np.ndarray:
     return scale * matrices + np.eye(matrices.shape[1]) if residual else scale * matrices
 
 
-def _log_top_singular(stack: np.ndarray, log_scales: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore"):
-        return log_scales + np.log10(np.linalg.svd(stack, compute_uv=False)[:, 0])
-
-
-def _renormalised(factors: np.ndarray, multiply, depth: int) -> tuple[np.ndarray, np.ndarray]:
-    """The running products of ``factors`` (``multiply(product, factor)``) divided by their
-    norm, and the log10 of what was divided out; zero (log -inf) after a zero product and
-    beyond the factors given, up to ``depth``."""
+def _log_top_singular(factors: np.ndarray, multiply, depth: int, pick: np.ndarray) -> np.ndarray:
+    """log10 of the largest singular value of the running products of ``factors``
+    (``multiply(product, factor)``) at positions ``pick``, each divided by its norm at every
+    step and the log10 of that kept; -inf after a zero product and beyond the factors given."""
     stack, logs = np.zeros((depth, *factors.shape[1:])), np.full(depth, -np.inf)
     product, log = np.eye(factors.shape[1]), 0.0
     for k, factor in enumerate(factors):
@@ -111,7 +105,8 @@ def _renormalised(factors: np.ndarray, multiply, depth: int) -> tuple[np.ndarray
             break
         product, log = product / size, log + np.log10(size)
         stack[k], logs[k] = product, log
-    return stack, logs
+    with np.errstate(divide="ignore"):
+        return logs[pick] + np.log10(np.linalg.svd(stack[pick], compute_uv=False)[:, 0])
 
 
 def product_singular_values(jacobians, depths=None):
@@ -134,8 +129,8 @@ def product_singular_values(jacobians, depths=None):
         invertible = int(np.flatnonzero(layer_smallest == 0.0)[0])  # layers before the first singular one
         inverses = np.linalg.inv(jacobians[:invertible])
     pick = depths - 1
-    log_largest = _log_top_singular(*(part[pick] for part in _renormalised(jacobians, lambda p, j: j @ p, depth)))
-    log_smallest = -_log_top_singular(*(part[pick] for part in _renormalised(inverses, lambda p, j: p @ j, depth)))
+    log_largest = _log_top_singular(jacobians, lambda p, j: j @ p, depth, pick)
+    log_smallest = -_log_top_singular(inverses, lambda p, j: p @ j, depth, pick)
     log_smallest[pick >= invertible] = -np.inf  # a singular layer makes the product singular
     return log_largest, log_smallest
 
@@ -168,7 +163,7 @@ def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
     depth = check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
     scale = check_float("scale", scale)
     matrices = random_layer_matrices(depth, dim, seed=seed)
-    layers = plotted_depths(depth)
+    layers = _plotted_depths(depth)
     both, zoom = fig.subplots(1, 2, gridspec_kw={"width_ratios": (3, 2), "wspace": 0.25})  # residual zoomed in right
     use_fixed_margins(fig, left=0.1, right=0.98, bottom=0.13, top=0.86)
     summary = []
@@ -188,11 +183,10 @@ def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
         ax.xaxis.set_major_locator(MaxNLocator(nbins=ticks, integer=True))  # few labels: a faster redraw
         ax.set_title(title, fontsize=11, y=1.01)  # a set height: no measuring of the ticks
         if depth == 1:
-            ax.set_xlim(0.5, 1.5)
-            ax.set_xticks([1])
+            ax.set(xlim=(0.5, 1.5), xticks=[1])
     both.set_ylabel("singular value of the product (log)")
     fig.suptitle(f"After {depth} layers (s = {scale:g}), singular values: " + "; ".join(summary), fontsize=11)
-    legend_below(fig, ncols=2, fontsize=11)  # projection-ready: figure text of at least 11 pt
+    _legend_below(fig)
     return (f"depth {depth}, branch scale s = {scale:g}, d = {dim}: singular values of the product range "
             + "; ".join(summary) + ".")
 
@@ -211,9 +205,8 @@ def singular_values_plot(depth: int = 50, scale: float = 0.1):
 
 
 def drift_table(depths=(10, 50, 200, 1000), scales=(0.01, 0.1, 1.0), *, dim=16, seed=0) -> str:
-    """How far the singular values of a product of residual Jacobians I + s W drift from 1: the
-    range smallest to largest per depth L (rows) and branch scale s (columns, then s = 1/sqrt(L)
-    and plain layers W)."""
+    """How far the singular values of a product of residual Jacobians I + s W drift from 1: smallest
+    to largest per depth L (rows) and branch scale s (columns; then s = 1/sqrt(L), plain W)."""
     depths = [check_int("depths", d, minimum=1, maximum=MAX_DEPTH)
               for d in check_sequence("depths", depths, what="whole numbers")]
     scales = [check_float("scales", s, minimum=0.0) for s in check_sequence("scales", scales, what="numbers")]
@@ -223,13 +216,13 @@ def drift_table(depths=(10, 50, 200, 1000), scales=(0.01, 0.1, 1.0), *, dim=16, 
                                     (len(scales) + 2) * 30.0 * depths * dim ** 3),
                what="the products of every depth's Jacobians")
     header = ["layers", *(f"residual, s = {s:g}" for s in scales), "residual, s = 1/sqrt(L)", "plain, s = 1"]
-    rows = []
-    for depth in depths:
+
+    def cell(depth, scale, residual) -> str:
         matrices = random_layer_matrices(depth, dim, seed=seed)
-        cells = [str(depth)]
-        for scale, residual in [*((s, True) for s in scales), (1 / np.sqrt(depth), True), (1.0, False)]:
-            largest, smallest = product_singular_values(
-                _layer_jacobians(matrices, scale=scale, residual=residual), depths=[depth])
-            cells.append(f"{_format_log10(smallest[0])} to {_format_log10(largest[0])}")
-        rows.append(cells)
-    return text_table(header, rows)
+        jacobians = _layer_jacobians(matrices, scale=scale, residual=residual)
+        largest, smallest = product_singular_values(jacobians, [depth])
+        return f"{_format_log10(smallest[0])} to {_format_log10(largest[0])}"
+
+    rows = [[str(depth), *(cell(depth, s, True) for s in (*scales, 1 / np.sqrt(depth))),
+             cell(depth, 1.0, False)] for depth in depths]
+    return _text_table(header, rows)

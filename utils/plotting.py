@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from .validation import check_axes, check_bool, check_callable, check_figure, check_float, check_int, check_text, invalid
 
 __all__ = ["DRAWING", "PLAIN_COLOR", "RESIDUAL_COLOR", "PALETTE", "HOUSE_STYLE", "new_figure", "use_fixed_margins",
-           "legend_below", "log_ticks", "figure_small_png", "figure_svg", "show", "log_safe", "plot_log_safe",
+           "log_ticks", "figure_small_png", "figure_svg", "show", "log_safe", "plot_log_safe",
            "render", "LOG_FLOOR"]
 
 # matplotlib is not thread-safe (shared fonts, rcParams), and widgets draw pictures ahead in a
@@ -73,24 +73,21 @@ def use_fixed_margins(fig: Figure, *, left: float = 0.1, right: float = 0.97, bo
     fig.subplots_adjust(left=left, right=right, bottom=bottom, top=top)
 
 
-def legend_below(fig: Figure, *, ncols: int = 2, fontsize: float = 8.0) -> None:
+def _legend_below(fig: Figure) -> None:
     """One legend for all of ``fig``'s fixed-margin axes (each label once) in a band under the
-    plot: the data keeps the width and no curve is covered at any widget setting."""
-    check_figure("fig", fig)
-    ncols = check_int("ncols", ncols, minimum=1, maximum=6)
-    fontsize = check_float("fontsize", fontsize, minimum=4.0, maximum=30.0)
+    plot: the data keeps the width and no curve is covered at any widget setting. Two columns
+    of 11-point text: the course's smallest figure text, readable when projected."""
     entries = {}
     for ax in fig.axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             entries.setdefault(label, handle)
     if not entries:
         return
-    rows = -(-len(entries) // ncols)
-    band = 0.1 + rows * 1.45 * fontsize / 72  # inches: one text line plus spacing per row
-    band += 0.55  # inches: the x label above the legend
+    rows = -(-len(entries) // 2)
+    band = 0.1 + rows * 1.45 * 11 / 72 + 0.55  # inches: a text line and spacing per row, x label
     fig.subplots_adjust(bottom=min(0.8, band / fig.get_figheight()))
     fig.legend(list(entries.values()), list(entries), loc="lower left", bbox_to_anchor=(0.02, 0.0),
-               ncols=ncols, fontsize=fontsize, frameon=False, borderaxespad=0.2)
+               ncols=2, fontsize=11, frameon=False, borderaxespad=0.2)
 
 
 def log_ticks(ax, low: float | None = None, high: float | None = None, *, max_ticks: int = 7,
@@ -193,9 +190,8 @@ def _svg_font_style() -> str:
 
 
 def figure_svg(fig: Figure) -> str:
-    """Render ``fig`` as SVG text, what a widget sends on each move: no rasterizing, sharp on
-    any screen. Text stays text in the embedded font (the stored PNGs' letters in every
-    browser), a third faster and half the bytes of letters as paths."""
+    """Render ``fig`` as SVG text, what a widget sends on each move: sharp on any screen, text
+    kept as text in the embedded font (the PNGs' letters in any browser; faster than paths)."""
     check_figure("fig", fig)
     buffer = io.StringIO()
     with DRAWING, matplotlib.rc_context({"svg.fonttype": "none"}):

@@ -8,16 +8,15 @@ import numbers
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from .plotting import (PLAIN_COLOR, RESIDUAL_COLOR, legend_below, log_safe, plot_log_safe, log_ticks,
-                       use_fixed_margins)
+from .plotting import (PLAIN_COLOR, RESIDUAL_COLOR, _legend_below, log_safe, plot_log_safe,
+                       log_ticks, use_fixed_margins)
 from .validation import check_figure, check_float, check_int, check_sequence, invalid
 
-__all__ = ["MAX_DEPTH", "FIGURE_SIZE", "slope_products", "format_plain", "format_residual", "text_table",
-           "slope_table", "plotted_depths", "draw_slope_products", "slope_products_plot"]
+__all__ = ["MAX_DEPTH", "FIGURE_SIZE", "slope_products", "format_plain", "format_residual",
+           "slope_table", "draw_slope_products", "slope_products_plot"]
 
 MAX_DEPTH = 100_000
 FIGURE_SIZE = {"width": 9.0, "height": 5.0}  # the widget pictures: the legend sits under the plot
-_LEGEND_FONTSIZE = 11.0  # points: the course's smallest figure text, readable when projected
 
 
 def slope_products(slope, depth) -> np.ndarray:
@@ -47,16 +46,8 @@ def format_residual(value: float) -> str:
     return f"{value:.2f}" if 0.01 <= abs(value) < 1e4 else f"{value:.2g}"
 
 
-def text_table(header, rows) -> str:
+def _text_table(header, rows) -> str:
     """``rows`` (lists of strings) under ``header``, right-aligned: plain text nbval compares exactly."""
-    header = check_sequence("header", header, what="strings")
-    if not all(isinstance(cell, str) for cell in header):
-        raise invalid("header", "a list of strings", header, error=TypeError)
-    for row in check_sequence("rows", rows, what="rows (lists of strings)", allow_empty=True):
-        if not isinstance(row, (list, tuple)) or not all(isinstance(cell, str) for cell in row):
-            raise invalid("rows", "lists of strings", row, error=TypeError)
-        if len(row) != len(header):
-            raise invalid("rows", f"rows of {len(header)} cells like the header", row)
     widths = [max(len(line[i]) for line in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(cell.rjust(w) for cell, w in zip(line, widths)) for line in [header, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -73,16 +64,16 @@ def slope_table(depths=(1, 10, 20), *, plain_slope=0.5, edit=0.05) -> str:
     header = ["layers", f"plain, slope {plain_slope:g}", f"residual, 1 + {edit:g}", f"residual, 1 - {edit:g}"]
     rows = [[str(depth), format_plain(slope_products(plain_slope, depth)[-1]),
              *(format_residual(slope_products(1 + sign * edit, depth)[-1]) for sign in (1, -1))] for depth in depths]
-    return text_table(header, rows)
+    return _text_table(header, rows)
 
 
-def _factor_from_one(value) -> str:
+def _within(value) -> str:
     """How far a finite non-zero v is from 1 as a factor, max(|v|, 1/|v|), rounded *up* to two
     significant digits so that "within a factor F of 1" stays true."""
-    value = abs(value)
-    factor = max(value, 1.0 / value)
+    factor = max(abs(value), 1.0 / abs(value))
     step = 10.0 ** (int(np.floor(np.log10(factor))) - 1)
-    return f"{np.ceil(factor / step - 1e-9) * step:g}"
+    factor = f"{np.ceil(factor / step - 1e-9) * step:g}"
+    return "exactly 1" if factor == "1" else f"within a factor {factor} of 1"
 
 
 def _fate(value: float) -> str:
@@ -90,15 +81,9 @@ def _fate(value: float) -> str:
         return "underflowed to 0: vanished"
     if not np.isfinite(value):
         return "overflowed to inf: exploded"
-    if value < 1e-3:
-        return "vanishing"
-    if value > 1e3:
-        return "exploding"
-    return _within(_factor_from_one(value))
-
-
-def _within(factor: str) -> str:
-    return "exactly 1" if factor == "1" else f"within a factor {factor} of 1"
+    if not 1e-3 <= value <= 1e3:
+        return "vanishing" if value < 1e-3 else "exploding"
+    return _within(value)
 
 
 def _residual_summary(low: float, high: float) -> str:
@@ -106,19 +91,15 @@ def _residual_summary(low: float, high: float) -> str:
     low, high = abs(low), abs(high)
     if all(1e-3 <= value <= 1e3 for value in (low, high)):
         return (f"residual between {format_residual(low)} and {format_residual(high)} "
-                f"({_within(_factor_from_one(max(low, 1.0 / low, high, 1.0 / high)))})")
+                f"({_within(max(low, 1.0 / low, high, 1.0 / high))})")
     return (f"residual between {format_residual(low)} ({_fate(low)}) "
             f"and {format_residual(high)} ({_fate(high)})")
 
 
-def plotted_depths(depth, points=100) -> np.ndarray:
-    """The depths 1..``depth`` to draw: all up to ``points``, else ``points`` evenly spaced ones
-    (a product of equal slopes is a straight line on a log axis: nothing is lost)."""
-    depth = check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
-    points = check_int("points", points, minimum=2)
-    if depth <= points:
-        return np.arange(1, depth + 1)
-    return np.unique(np.round(np.linspace(1, depth, points)).astype(int))
+def _plotted_depths(depth: int) -> np.ndarray:
+    """The depths 1..``depth`` to draw: all up to 100, else 100 evenly spaced ones (a product of
+    equal slopes is a straight line on a log axis: nothing is lost)."""
+    return np.unique(np.round(np.linspace(1, depth, min(depth, 100))).astype(int))
 
 
 def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
@@ -129,10 +110,9 @@ def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
     depth = check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
     plain_slope = check_float("plain_slope", plain_slope)
     edit = check_float("edit", edit, minimum=0.0)
-    layers = plotted_depths(depth)
-    plain = slope_products(plain_slope, depth)[layers - 1]
-    high = slope_products(1 + edit, depth)[layers - 1]
-    low = slope_products(1 - edit, depth)[layers - 1]
+    layers = _plotted_depths(depth)
+    plain, high, low = (slope_products(slope, depth)[layers - 1]
+                        for slope in (plain_slope, 1 + edit, 1 - edit))
     ax = fig.subplots()
     use_fixed_margins(fig, left=0.11, right=0.97, bottom=0.13, top=0.92)
     plot_log_safe(ax, layers, plain, color=PLAIN_COLOR, label=f"plain, slope {plain_slope:g} each", lw=3)
@@ -149,7 +129,7 @@ def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
     ax.set_title(f"After {depth} layers: plain {format_plain(plain[-1])}, "
                  f"residual {format_residual(low[-1])} to {format_residual(high[-1])}",
                  y=1.0)  # a set height: matplotlib's search for a free spot is a seventh of a redraw
-    legend_below(fig, ncols=2, fontsize=_LEGEND_FONTSIZE)
+    _legend_below(fig)
     return (f"depth {depth}: plain {format_plain(plain[-1])} ({_fate(abs(plain[-1]))}); "
             f"{_residual_summary(low[-1], high[-1])}.")
 
