@@ -83,7 +83,7 @@ def _floor_source() -> str:
 # own cost rather than the panel's (emptying the axes, rendering the SVG, display).
 REDRAW_FLOOR = """
 import ipywidgets as _w
-from utils.plotting import use_fixed_margins as _use_fixed_margins
+from utils.plotting import _use_fixed_margins
 from utils.widgets import LivePlot as _LivePlot
 def one_line_plot(fig, n):
     ax = fig.subplots()

@@ -100,8 +100,6 @@ ACCEPTS = {
     "utils.slopes.format_residual": {"value": "negative zero nan inf huge"},
     "utils.recipes.deepnorm_constants": {"layers": "huge"},  # a formula, nothing is allocated
     "utils.blocks.ReZeroBlock": {"multiplier": "negative zero huge", "alpha": "negative zero huge none"},
-    "utils.plotting.log_safe": {"values": "negative zero nan inf huge array3d"},  # any magnitudes
-    "utils.plotting.use_fixed_margins": {"left": "zero", "bottom": "zero"},  # no margin
     "utils.blocks.block_plot": {"scale": "zero"},  # the slider's left end
     # It answers whether a control can show a value, for any value at all.
     "utils.lesion.path_length_counts": {"n_blocks": "zero"},  # no block: one path, the skip
@@ -131,13 +129,6 @@ def _figure():
 
 def _axes():
     return _figure().subplots()
-
-
-def _log_axes():
-    ax = _axes()
-    ax.plot([1, 2], [1e-3, 1e3])
-    ax.set_yscale("log")
-    return ax
 
 
 def _mlp(architecture="residual"):
@@ -302,7 +293,6 @@ VALID = {
     "utils.jacobians.draw_jacobian_products": lambda: dict(fig=_figure(), depth=5, dim=4),
     "utils.jacobians.drift_table": lambda: dict(depths=(2, 5), scales=(0.1,), dim=4),
     "utils.lesion.path_length_counts": lambda: dict(n_blocks=4),
-    "utils.lesion.delete_blocks": lambda: dict(model=_mlp(), blocks=[0]),
     "utils.lesion.single_lesion_accuracies": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
     "utils.lesion.random_lesion_accuracies": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1], k=1, draws=2),
     "utils.mlp.BatchNormResidualBlock": lambda: dict(width=8),
@@ -311,13 +301,7 @@ VALID = {
     "utils.mlp.make_mlp": lambda: dict(architecture="plain", depth=4, width=8),
     "utils.mlp.weight_layers": lambda: dict(model=_mlp()),
     "utils.numpy_block.forward": lambda: dict(x=[1.0, -1.0], w1=np.eye(2), w2=np.eye(2)),
-    "utils.plotting.use_fixed_margins": lambda: dict(fig=_figure()),
-    "utils.plotting.log_ticks": lambda: dict(ax=_log_axes()),
-    "utils.plotting.figure_svg": lambda: dict(fig=_figure()),
-    "utils.plotting.figure_small_png": lambda: dict(fig=_figure()),
     "utils.plotting.show": lambda: dict(fig=_figure()),
-    "utils.plotting.log_safe": lambda: dict(values=[1e-300, 1.0, float("inf")]),
-    "utils.plotting.plot_log_safe": lambda: dict(ax=_axes(), x=[1, 2], values=[0.5, 2.0], color="C0", label="a"),
     "utils.plotting.render": lambda: dict(draw=_draw),
     "utils.progress.progress_bar": lambda: dict(total=3),
     "utils.hyper_connections.sinkhorn": lambda: dict(matrix=_positive_matrix()),

@@ -120,6 +120,7 @@ SCROLL_TO_FIRST_FIGURE_JS = """(panel, liveplot) => {
   (target?.closest('.jp-Cell') || panel.querySelector('.jp-Cell')).scrollIntoView({block: 'start'});
 }"""
 
+
 def _liveplot_state(plot) -> tuple[str | None, str]:
     image = plot.locator(":scope > img.widget-image")
     source = image.first.get_attribute("src") if image.count() else None

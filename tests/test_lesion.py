@@ -3,7 +3,7 @@ import pytest
 import torch
 from torch import nn
 
-from utils.lesion import path_length_counts, delete_blocks, _delete_layers, random_lesion_accuracies, single_lesion_accuracies
+from utils.lesion import path_length_counts, _delete_blocks, _delete_layers, random_lesion_accuracies, single_lesion_accuracies
 from utils.mlp import make_mlp
 from utils.training import evaluate
 
@@ -17,14 +17,14 @@ def test_deleting_no_block_leaves_the_output_unchanged():
     for architecture in ("plain", "residual"):
         model = make_mlp(architecture, 20, seed=0).eval()
         x, _ = batch()
-        assert torch.equal(delete_blocks(model, [])(x), model(x))
+        assert torch.equal(_delete_blocks(model, [])(x), model(x))
         if architecture == "plain":
             assert torch.equal(_delete_layers(model, [])(x), model(x))
 
 
 def test_deleting_a_block_removes_exactly_that_block_and_leaves_the_original():
     model = make_mlp("residual", 20, seed=0).eval()
-    lesioned = delete_blocks(model, [2, 5])
+    lesioned = _delete_blocks(model, [2, 5])
     assert isinstance(lesioned.blocks[2], nn.Identity) and isinstance(lesioned.blocks[5], nn.Identity)
     assert sum(isinstance(b, nn.Identity) for b in lesioned.blocks) == 2
     assert not any(isinstance(b, nn.Identity) for b in model.blocks)
@@ -54,7 +54,7 @@ def test_single_and_random_lesions_report_one_accuracy_per_deletion():
     x, y = batch(40)
     single = single_lesion_accuracies(model, x, y)
     assert single.shape == (3,) and np.all((0 <= single) & (single <= 1))
-    assert single[1] == evaluate(delete_blocks(model, [1]), x, y)[1]
+    assert single[1] == evaluate(_delete_blocks(model, [1]), x, y)[1]
     layers = single_lesion_accuracies(make_mlp("plain", 8, seed=0), x, y, unit="layer")
     assert layers.shape == (6,)
     random = random_lesion_accuracies(model, x, y, 0, draws=3)
@@ -65,14 +65,8 @@ def test_single_and_random_lesions_report_one_accuracy_per_deletion():
 
 def test_bad_input_names_the_parameter():
     model = make_mlp("residual", 8, seed=0)
-    with pytest.raises(ValueError, match="blocks"):
-        delete_blocks(model, [3])  # only blocks 0, 1, 2 exist
-    with pytest.raises(ValueError, match="blocks"):
-        delete_blocks(model, [1, 1])
-    with pytest.raises(TypeError, match="blocks"):
-        delete_blocks(model, 1)
     with pytest.raises(TypeError, match="model"):
-        delete_blocks(nn.Linear(2, 2), [0])
+        single_lesion_accuracies(nn.Linear(2, 2), *batch())
     x, y = batch()
     with pytest.raises(ValueError, match="unit"):
         single_lesion_accuracies(model, x, y, unit="neuron")

@@ -55,7 +55,7 @@ def test_a_redraw_figure_makes_new_axes_after_a_clear_or_for_another_layout():
 
 def _draw_line(fig, scale):
     ax = fig.subplots()
-    plotting.use_fixed_margins(fig)  # as every widget of the course: constrained layout would move the axes
+    plotting._use_fixed_margins(fig)  # as every widget of the course: constrained layout would move the axes
     ax.plot([1, 2, 3], [1, scale, 2 * scale])
     ax.set_title(f"up to {2 * scale:g}")  # (tests/test_slopes.py checks log axes, on the course's own draws)
 
@@ -225,7 +225,7 @@ def test_live_plot_serves_the_next_step_drawn_ahead_as_a_direct_redraw_would_sho
     assert panel.last_kept is True and panel.text == "depth 7, scale 1.00"
     fresh = plotting._empty_figure(7.0, 4.0)
     _draw_steps(fresh, 7, 1.0)
-    assert _comparable(panel.image.value) == _comparable(plotting.figure_svg(fresh).encode())
+    assert _comparable(panel.image.value) == _comparable(plotting._figure_svg(fresh).encode())
 
 
 def test_live_plot_draws_every_move_from_scratch_when_switched_off(monkeypatch):

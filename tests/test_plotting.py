@@ -43,7 +43,7 @@ def test_figure_small_png_has_the_pixels_of_the_figure_png_quantised(width, heig
     ax.plot([0, 1, 2], [0, 1, 4], label="a curve")
     ax.set_title("A title with text")
     ax.legend()
-    small = plotting.figure_small_png(fig, dpi=dpi)
+    small = plotting._figure_small_png(fig, dpi=dpi)
     full = io.BytesIO()
     fig.savefig(full, format="png", dpi=dpi)
     expected = Image.open(full).convert("RGB").quantize(colors=32, method=Image.Quantize.FASTOCTREE,
@@ -54,7 +54,7 @@ def test_figure_small_png_has_the_pixels_of_the_figure_png_quantised(width, heig
 
 
 def test_log_safe_clips_and_reports_under_and_overflow():
-    clipped, under, over = plotting.log_safe([0.0, 1e-320, 0.5, -2.0, np.inf, 1e300, np.nan])
+    clipped, under, over = plotting._log_safe([0.0, 1e-320, 0.5, -2.0, np.inf, 1e300, np.nan])
     assert clipped[0] == plotting.LOG_FLOOR and clipped[1] == plotting.LOG_FLOOR
     assert clipped[2] == 0.5 and clipped[3] == 2.0  # magnitudes
     assert clipped[4] == plotting._LOG_CEILING and clipped[5] == plotting._LOG_CEILING
@@ -67,14 +67,12 @@ def test_log_safe_clips_and_reports_under_and_overflow():
 def test_plot_log_safe_marks_clipped_points_in_the_legend():
     fig, ax = plotting.new_figure()
     depth = np.arange(1, 5)
-    counts = plotting.plot_log_safe(ax, depth, [1.0, 1e-200, 0.0, np.inf], color=plotting.PLAIN_COLOR, label="plain")
+    counts = plotting._plot_log_safe(ax, depth, [1.0, 1e-200, 0.0, np.inf], color=plotting.PLAIN_COLOR, label="plain")
     assert counts == (1, 1)
     labels = [line.get_label() for line in ax.get_lines()]
     assert labels[0] == "plain" and any("underflow" in l for l in labels) and any("overflow" in l for l in labels)
     assert ax.get_yscale() == "log"
     plotting._figure_png(fig)  # drawing the clipped extremes warns about nothing
-    with pytest.raises(ValueError, match="same shape"):
-        plotting.plot_log_safe(ax, depth, [1.0, 2.0], color="k", label="x")
 
 
 def test_render_draws_shows_and_prints(capsys, monkeypatch):
@@ -92,22 +90,16 @@ def test_render_draws_shows_and_prints(capsys, monkeypatch):
 
 def test_use_fixed_margins_replaces_constrained_layout():
     fig, ax = plotting.new_figure()
-    plotting.use_fixed_margins(fig, left=0.2, right=0.7)
+    plotting._use_fixed_margins(fig, left=0.2, right=0.7)
     assert fig.get_layout_engine() is None
     assert ax.get_position().x0 == pytest.approx(0.2) and ax.get_position().x1 == pytest.approx(0.7)
-    with pytest.raises(ValueError, match="left < right"):
-        plotting.use_fixed_margins(fig, left=0.8, right=0.7)
-    with pytest.raises(ValueError, match="top"):
-        plotting.use_fixed_margins(fig, top=1.5)
-    with pytest.raises(TypeError, match="fig"):
-        plotting.use_fixed_margins("not a figure")
 
 
 def test_log_ticks_labels_round_decades():
     fig, ax = plotting.new_figure()
     ax.plot([1, 2, 3], [1e-219, 1.0, 1e219])
     ax.set_yscale("log")
-    plotting.log_ticks(ax, max_ticks=7)
+    plotting._log_ticks(ax, max_ticks=7)
     ticks = np.log10(ax.get_yticks())
     assert len(ticks) <= 7 and 0.0 in ticks
     assert np.all(np.diff(ticks) == 100)  # stride 100 decades: 1e-200, 1e-100, 1, 1e+100, 1e+200
@@ -115,18 +107,14 @@ def test_log_ticks_labels_round_decades():
     fig2, ax2 = plotting.new_figure()
     ax2.plot([1, 2], [0.3, 0.9])
     ax2.set_yscale("log")
-    plotting.log_ticks(ax2)  # within a decade: round plain numbers instead
+    plotting._log_ticks(ax2)  # within a decade: round plain numbers instead
     assert _labels(ax2) == ["0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9"]
-    with pytest.raises(ValueError, match="log y axis"):
-        plotting.log_ticks(plotting.new_figure()[1])
-    with pytest.raises(ValueError, match="max_ticks"):
-        plotting.log_ticks(ax, max_ticks=1)
 
 
 def test_legend_below_puts_one_legend_under_the_axes():
     fig = Figure(figsize=(9, 5))
     left, right = fig.subplots(1, 2)
-    plotting.use_fixed_margins(fig, left=0.1, right=0.97)
+    plotting._use_fixed_margins(fig, left=0.1, right=0.97)
     left.plot([1, 2], [1, 2], label="a")
     right.plot([1, 2], [1, 2], label="a")  # repeated label: shown once
     right.plot([1, 2], [2, 1], label="b")
@@ -166,18 +154,14 @@ def test_log_ticks_exponent_labels_use_one_format():
     ax.plot([1, 2], [1e-3, 1e7])
     ax.set_yscale("log")
     ax.set_ylim(1e-4, 1e8)
-    plotting.log_ticks(ax, max_ticks=8, exponent_labels=True)
+    plotting._log_ticks(ax, max_ticks=8, exponent_labels=True)
     assert _labels(ax) == ["1e-04", "1e-02", "1e+00", "1e+02", "1e+04", "1e+06", "1e+08"]
     ax.set_ylim(1e-1, 1e197)  # hundreds of decades: a round stride, not 1e+28, 1e+56, ...
-    plotting.log_ticks(ax, max_ticks=8, exponent_labels=True)
+    plotting._log_ticks(ax, max_ticks=8, exponent_labels=True)
     assert _labels(ax) == ["1e+00", "1e+50", "1e+100", "1e+150"]
-    with pytest.raises(ValueError, match="log y axis"):
-        plotting.log_ticks(Figure().subplots(), exponent_labels=True)
     ax.set_ylim(2e-3, 5e-3)  # inside one decade: its two ends are labelled
-    plotting.log_ticks(ax, exponent_labels=True)
+    plotting._log_ticks(ax, exponent_labels=True)
     assert _labels(ax) == ["2.0e-03", "5.0e-03"]
-    with pytest.raises(ValueError, match="max_ticks"):
-        plotting.log_ticks(ax, max_ticks=1, exponent_labels=True)
 
 
 def test_figure_svg_is_an_svg_of_the_figure_size_with_its_text_and_font_inside():
@@ -190,7 +174,7 @@ def test_figure_svg_is_an_svg_of_the_figure_size_with_its_text_and_font_inside()
     fig, ax = plotting.new_figure(width=3, height=2)
     ax.set_title("a title α − 1")
     ax.plot(range(50), ".", rasterized=True)
-    svg = plotting.figure_svg(fig)
+    svg = plotting._figure_svg(fig)
     assert svg.startswith("<?xml") and '<svg xmlns' in svg
     assert 'width="216pt" height="144pt"' in svg  # 72 points per inch
     assert ">a title α − 1</text>" in svg
@@ -201,8 +185,6 @@ def test_figure_svg_is_an_svg_of_the_figure_size_with_its_text_and_font_inside()
     embedded = TTFont(io.BytesIO(base64.b64decode(font)))
     assert embedded["name"].getDebugName(1) == "DejaVu Sans"
     assert {ord(c) for c in "a title α − 1 0123456789e+-"} <= set(embedded.getBestCmap())
-    with pytest.raises(TypeError, match="fig must be a matplotlib Figure"):
-        plotting.figure_svg(None)
 
 
 def test_empty_figure_has_the_size_and_constrained_layout_and_no_axes():
@@ -217,7 +199,7 @@ def test_plain_tick_labels_are_plain_in_the_middle_and_short_exponents_outside()
     for low, high, labels in ((0.5, 20, ["0.5", "1", "2", "5", "10", "20"]), (200, 3000, ["200", "500", "1000", "2000"]),
                               (1e6, 3e7, ["1e6", "2e6", "5e6", "1e7", "2e7"])):
         fig, ax = _log_axes(low, high)
-        plotting.log_ticks(ax)
+        plotting._log_ticks(ax)
         assert _labels(ax) == labels
 
 
@@ -230,15 +212,15 @@ def _log_axes(low, high):
 
 def test_log_ticks_on_a_narrow_axis_uses_1_2_5_then_1_to_9_then_even_steps():
     fig, ax = _log_axes(0.36, 2.1)
-    plotting.log_ticks(ax)
+    plotting._log_ticks(ax)
     assert list(ax.get_yticks()) == pytest.approx([0.5, 1, 2])
     assert [t.get_text() for t in ax.get_yticklabels()] == ["0.5", "1", "2"]
     assert len(ax.yaxis.get_minor_locator()()) == 0
     fig, ax = _log_axes(0.9, 3.5)  # 1-2-5 gives two ticks only
-    plotting.log_ticks(ax)
+    plotting._log_ticks(ax)
     assert list(ax.get_yticks()) == pytest.approx([0.9, 1, 2, 3])
     fig, ax = _log_axes(0.83, 1.8)  # less than a factor of two: even steps
-    plotting.log_ticks(ax)
+    plotting._log_ticks(ax)
     ticks = ax.get_yticks()
     assert len(ticks) >= 3 and 0.83 <= ticks.min() and ticks.max() <= 1.8
     assert np.diff(ticks) == pytest.approx(np.full(len(ticks) - 1, ticks[1] - ticks[0]))
@@ -246,15 +228,10 @@ def test_log_ticks_on_a_narrow_axis_uses_1_2_5_then_1_to_9_then_even_steps():
 
 def test_log_ticks_on_a_narrow_axis_around_a_data_range_widens_the_limits_to_show_them():
     fig, ax = _log_axes(1, 10)
-    plotting.log_ticks(ax, 0.7, 3.1)
+    plotting._log_ticks(ax, 0.7, 3.1)
     assert list(ax.get_yticks()) == pytest.approx([0.5, 1, 2])
     low, high = ax.get_ylim()
     assert low == pytest.approx(0.45) and high == pytest.approx(3.41)
-    with pytest.raises(ValueError, match="give both low and high"):
-        plotting.log_ticks(ax, 0.7)
-    fig, linear = plotting.new_figure()
-    with pytest.raises(ValueError, match="must have a log y axis"):
-        plotting.log_ticks(linear)
 
 
 def test_the_embedded_svg_font_is_matplotlibs_font_cut_to_the_listed_characters():

@@ -250,7 +250,7 @@ def test_each_static_widget_shows_the_direct_draw_of_the_setting_its_controls_sh
         image, caption = _follow_links(plot, static, setting).children
         fig = plotting._empty_figure(*plot.size)
         text = plot.draw(fig, **setting)
-        assert bytes(image.value) == plotting.figure_small_png(fig, dpi=_STILL_DPI), (name, setting)
+        assert bytes(image.value) == plotting._figure_small_png(fig, dpi=_STILL_DPI), (name, setting)
         assert caption.value == f"<pre>{html.escape(text)}</pre>"
         assert image.tooltip == _describe_figure(fig, text) and len(image.tooltip) > 40
     assert {type(widget).__name__ for widget in _tree(static)} <= KERNEL_FREE
@@ -277,6 +277,7 @@ def test_one_pool_draws_the_pictures_of_several_plots_as_each_plot_draws_its_own
 
     if not hasattr(ipywidgets, "Stack"):
         return  # the static widget itself needs ipywidgets 8 (tested above)
+
     def plots():
         small_slopes, small_blocks = slopes.slope_products_plot(), blocks.block_plot()
         small_slopes.grid = {"depth": [1, 20], "plain_slope": [0.5], "edit": [0.05]}
@@ -321,4 +322,3 @@ def test_static_setup_holds_while_the_static_pictures_are_drawn_and_only_then():
     assert held == ["in", 1, 2, 3, "out"]
     with pytest.raises(TypeError, match="static_setup must be a context manager function"):
         LivePlot(draw, {"depth": ipywidgets.IntSlider(value=2, min=1, max=3)}, static_setup="weights")
-

@@ -264,7 +264,7 @@ def draw_block(fig, norm: str = "pre", scale: float = 1.0, rezero: bool = False)
     scale = REZERO if rezero else check_scale(scale)
     xs, ys, stats = _demo_result(norm, scale)
     ax = fig.subplots()
-    plotting.use_fixed_margins(fig, left=0.12, right=0.97, bottom=0.14, top=0.9)  # faster than constrained
+    plotting._use_fixed_margins(fig, left=0.12, right=0.97, bottom=0.14, top=0.9)  # faster than constrained
     # Rasterised: as vectors the 2,048 points made a 320 KiB SVG, slow to send and decode.
     ax.plot(xs, ys, ".", ms=2, alpha=0.5, color=plotting.RESIDUAL_COLOR, label="one entry", rasterized=True)
     lim = float(max(abs(xs).max(), abs(ys).max())) * 1.05

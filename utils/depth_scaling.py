@@ -10,12 +10,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from .plotting import PALETTE, log_ticks
+from .plotting import PALETTE, _log_ticks
 from .recipes import build_deep_mlp
 from .training import _adam_run, _as_data, evaluate
 from .validation import check_cost, check_figure, check_float, check_int, check_sequence, invalid
 
 __all__ = ["lr_sweep", "draw_lr_sweep", "first_step_change"]
+
 
 def _branch_scaled_mlp(depth: int, alpha: float, *, seed: int = 0) -> nn.Module:
     """Notebook 11's norm-free residual MLP of ``depth`` layers, each branch times L^(-``alpha``)."""
@@ -94,7 +95,7 @@ def draw_lr_sweep(fig, sweep: dict, lrs, *, diverged: float = 10.0) -> str:
             blown_runs += [f"alpha={alpha:g} at depth {depth}, lr {lr:g}" for lr in lrs[blown]]
         ax.set(xscale="log", yscale="log", xlabel="Adam learning rate")
         ax.set_title(f"branch multiplier L^-{alpha:g}" + (" (1/sqrt(L))" if alpha == 0.5 else " (1/L)" if alpha == 1 else ""))
-        log_ticks(ax)
+        _log_ticks(ax)
     axes[0].set_ylabel("training loss after the run")
     axes[0].legend(fontsize=9)
     return (f"loss above {diverged:g} (diverged, drawn as triangles): " + "; ".join(blown_runs) if blown_runs

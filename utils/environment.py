@@ -169,6 +169,7 @@ def check() -> Report:
                else f"can work here (ipywidgets {ipywidgets})")
     return Report(lines, front_end, _threads(), widgets, [p for p in problems if p])
 
+
 if __name__ == "__main__":
     report = check()
     print(report)

@@ -327,7 +327,7 @@ def draw_layer_profiles(fig, profiles: dict, *, loss: str = "output.sum()") -> N
     ax_grad, ax_std = fig.subplots(1, 2)
     for name, color in (("plain", plotting.PLAIN_COLOR), ("residual", plotting.RESIDUAL_COLOR)):
         layers = np.arange(profiles[name].depth + 1)
-        plotting.plot_log_safe(ax_grad, layers, profiles[name].grad_norm, color=color, label=name)
+        plotting._plot_log_safe(ax_grad, layers, profiles[name].grad_norm, color=color, label=name)
         ax_std.plot(layers, profiles[name].act_std, color=color, label=name)
     ax_grad.set(title="Plain: the drop is all in block 1", xlabel="layer l (0 = input)",
                 ylabel=f"|dL/dx_l|, L = {loss}")
@@ -347,10 +347,10 @@ def draw_depth_sweep(fig, depths, sweep: dict) -> None:
         raise ValueError(f"sweep must hold one profile per depth ({len(depths)})")
     ax_depth, ax_layers = fig.subplots(1, 2)
     for name, color in (("plain", plotting.PLAIN_COLOR), ("residual", plotting.RESIDUAL_COLOR)):
-        plotting.plot_log_safe(ax_depth, depths, [p.gain[0] for p in sweep[name]], color=color, label=name,
+        plotting._plot_log_safe(ax_depth, depths, [p.gain[0] for p in sweep[name]], color=color, label=name,
                                marker="o")
         deepest = sweep[name][int(np.argmax(depths))]
-        plotting.plot_log_safe(ax_layers, np.arange(deepest.depth + 1), deepest.gain, color=color, label=name)
+        plotting._plot_log_safe(ax_layers, np.arange(deepest.depth + 1), deepest.gain, color=color, label=name)
     for ax in (ax_depth, ax_layers):
         ax.axhline(1.0, color="grey", lw=1, ls="--")
         ax.legend()
@@ -439,8 +439,8 @@ def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = 
     # Fixed margins, few ticks with plain labels and a fixed title position: constrained
     # layout, mathtext log labels and automatic title placement would make each redraw slower.
     ax = fig.subplots()
-    plotting.use_fixed_margins(fig, left=0.13, right=0.97, bottom=0.14, top=0.9)
-    under, over = plotting.plot_log_safe(ax, np.arange(profile.depth + 1), profile.gain, color=color,
+    plotting._use_fixed_margins(fig, left=0.13, right=0.97, bottom=0.14, top=0.9)
+    under, over = plotting._plot_log_safe(ax, np.arange(profile.depth + 1), profile.gain, color=color,
                                          label="gradient gain")
     ax.axhline(1.0, color="grey", lw=1, ls="--")
     gain0 = profile.gain[0]
@@ -448,10 +448,10 @@ def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = 
                  else "The gradient overflowed on its way back", y=1.0)
     ax.set(xlabel="layer (0 = input)", ylabel="|grad at layer| / |grad at output|")
     ax.xaxis.set_major_locator(ticker.MaxNLocator(nbins=5, integer=True))  # fewer ticks, faster redraws
-    low, high = (float(f(plotting.log_safe(profile.gain)[0])) for f in (np.nanmin, np.nanmax))
+    low, high = (float(f(plotting._log_safe(profile.gain)[0])) for f in (np.nanmin, np.nanmax))
     if high / low < 2:  # at least a factor of 2 in view: a flat line sits among labelled ticks
         ax.set_ylim(math.sqrt(low * high) / 1.5, math.sqrt(low * high) * 1.5)
-    plotting.log_ticks(ax)
+    plotting._log_ticks(ax)
     if under or over:  # only then is there something for a legend to explain
         ax.legend(loc="best", fontsize=8)
     return _summary_text(profile, residual, norm, scale)

@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from .blocks import LayerNormResidualBlock
-from .plotting import PALETTE, plot_log_safe, log_ticks
+from .plotting import PALETTE, _plot_log_safe, _log_ticks
 from .validation import check_bool, check_cost, check_figure, check_float, check_int, check_tensor, invalid
 
 __all__ = ["sinkhorn", "mixing_matrices", "composite_gain", "hyper_stack", "draw_composite_gain"]
@@ -109,11 +109,11 @@ def draw_composite_gain(fig, gains: dict) -> str:
             raise invalid("gains", "arrays of one gain per layer", values)
         # Unconstrained, then doubly stochastic (Sinkhorn) hyper-connections, then the rest.
         color = PALETTE[1 + index] if index < 2 else PALETTE[3 + index % 4]
-        plot_log_safe(ax, np.arange(1, values.size + 1), values, color=color, label=str(label))
+        _plot_log_safe(ax, np.arange(1, values.size + 1), values, color=color, label=str(label))
         notes.append(f"{label}: {values[-1]:.3g} after {values.size} layers")
     ax.axhline(1.0, color="0.4", ls="--", lw=1, label="identity (gain 1)")
     ax.set(xlabel="layers L", ylabel="largest row sum of |H_L ... H_1|",
            title="The skip path's gain: unconstrained mixing compounds, doubly stochastic stays at 1")
-    log_ticks(ax)
+    _log_ticks(ax)
     ax.legend(loc="upper left", fontsize=9)
     return "; ".join(notes)

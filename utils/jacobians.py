@@ -8,8 +8,8 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from .numpy_block import forward
-from .plotting import (PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, _legend_below, log_ticks,
-                       plot_log_safe, use_fixed_margins)
+from .plotting import (PALETTE, PLAIN_COLOR, RESIDUAL_COLOR, _legend_below, _log_ticks,
+                       _plot_log_safe, _use_fixed_margins)
 from .slopes import MAX_DEPTH, _plotted_depths, _text_table
 from .validation import (check_array, check_axes, check_callable, check_cost, check_figure, check_float, check_int,
                          check_sequence, invalid)
@@ -165,20 +165,20 @@ def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
     matrices = random_layer_matrices(depth, dim, seed=seed)
     layers = _plotted_depths(depth)
     both, zoom = fig.subplots(1, 2, gridspec_kw={"width_ratios": (3, 2), "wspace": 0.25})  # residual zoomed in right
-    use_fixed_margins(fig, left=0.1, right=0.98, bottom=0.13, top=0.86)
+    _use_fixed_margins(fig, left=0.1, right=0.98, bottom=0.13, top=0.86)
     summary = []
     marker = "o" if depth == 1 else None  # a single depth: a dot, not an invisible line
     for residual, color, name in ((False, PLAIN_COLOR, "plain s·W"), (True, RESIDUAL_COLOR, "residual I + s·W")):
         largest, smallest = product_singular_values(_layer_jacobians(matrices, scale=scale, residual=residual),
                                                     depths=layers)
         for ax in (both, zoom) if residual else (both,):
-            plot_log_safe(ax, layers, _power_of_ten(largest), color=color, label=f"{name}: largest", marker=marker)
-            plot_log_safe(ax, layers, _power_of_ten(smallest), color=color, label=f"{name}: smallest", ls="--",
+            _plot_log_safe(ax, layers, _power_of_ten(largest), color=color, label=f"{name}: largest", marker=marker)
+            _plot_log_safe(ax, layers, _power_of_ten(smallest), color=color, label=f"{name}: smallest", ls="--",
                           marker=marker)
         summary.append(f"{name.split()[0]} {_format_log10(smallest[-1])} to {_format_log10(largest[-1])}")
     for ax, title, ticks in ((both, "plain and residual", 6), (zoom, "residual only, zoomed in", 4)):
         ax.axhline(1.0, color="grey", lw=1, ls=":")
-        log_ticks(ax)
+        _log_ticks(ax)
         ax.set_xlabel("depth (number of layers)")
         ax.xaxis.set_major_locator(MaxNLocator(nbins=ticks, integer=True))  # few labels: a faster redraw
         ax.set_title(title, fontsize=11, y=1.01)  # a set height: no measuring of the ticks

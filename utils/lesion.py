@@ -12,9 +12,9 @@ from torch import nn
 
 from .mlp import MLP
 from .training import evaluate
-from .validation import check_choice, check_cost, check_int, check_module, check_sequence, check_tensor, invalid
+from .validation import check_choice, check_cost, check_int, check_module, check_tensor
 
-__all__ = ["path_length_counts", "delete_blocks", "single_lesion_accuracies", "random_lesion_accuracies"]
+__all__ = ["path_length_counts", "single_lesion_accuracies", "random_lesion_accuracies"]
 
 _AN_MLP = "a utils.mlp.MLP (from make_mlp)"
 
@@ -34,17 +34,9 @@ def _share(module: nn.Module, part: str) -> nn.Module:
     return clone
 
 
-def delete_blocks(model, blocks) -> MLP:
+def _delete_blocks(model, blocks) -> MLP:
     """``model`` with the blocks at indices ``blocks`` replaced by the identity: a residual
     block keeps its skip path (its input, non-negative after a ReLU, passes on unchanged)."""
-    model = check_module("model", model, MLP, what=_AN_MLP)
-    count = len(model.blocks)
-    blocks = [check_int("blocks", i) for i in check_sequence("blocks", blocks, what="block indices", allow_empty=True)]
-    for i in blocks:
-        if not 0 <= i < count:
-            raise invalid("blocks", f"block indices from 0 to {count - 1} (the model has {count} blocks)", i)
-    if len(set(blocks)) != len(blocks):
-        raise invalid("blocks", "indices without repeats", blocks)
     lesioned = _share(model, "blocks")
     for i in blocks:
         lesioned.blocks[i] = nn.Identity()
@@ -71,7 +63,7 @@ def single_lesion_accuracies(model, x, y, *, unit: str = "block") -> np.ndarray:
     check_choice("unit", unit, ("block", "layer"))
     if unit == "layer" and model.architecture != "plain":
         raise ValueError("unit='layer' needs a plain model; use unit='block' for a residual one")
-    count, delete = ((len(model.blocks), delete_blocks) if unit == "block"
+    count, delete = ((len(model.blocks), _delete_blocks) if unit == "block"
                      else (sum(len(b.layers) for b in model.blocks), _delete_layers))
     return np.array([evaluate(delete(model, [i]), x, y)[1] for i in range(count)])
 
@@ -88,4 +80,4 @@ def random_lesion_accuracies(model, x, y, k: int, *, draws: int = 10, seed: int 
                what=f"evaluating the {weights}-weight model on {examples} examples once per draw")
     rng = np.random.default_rng(check_int("seed", seed, minimum=0))
     chosen = [rng.choice(len(model.blocks), size=k, replace=False).tolist() for _ in range(draws)]
-    return np.array([evaluate(delete_blocks(model, c), x, y)[1] for c in chosen])
+    return np.array([evaluate(_delete_blocks(model, c), x, y)[1] for c in chosen])

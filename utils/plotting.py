@@ -13,11 +13,10 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from .validation import check_axes, check_bool, check_callable, check_figure, check_float, check_int, check_text, invalid
+from .validation import check_callable, check_figure, check_float, check_int
 
-__all__ = ["DRAWING", "PLAIN_COLOR", "RESIDUAL_COLOR", "PALETTE", "HOUSE_STYLE", "new_figure", "use_fixed_margins",
-           "log_ticks", "figure_small_png", "figure_svg", "show", "log_safe", "plot_log_safe",
-           "render", "LOG_FLOOR"]
+__all__ = ["DRAWING", "PLAIN_COLOR", "RESIDUAL_COLOR", "PALETTE", "HOUSE_STYLE", "LOG_FLOOR", "new_figure", "show",
+           "render"]
 
 # matplotlib is not thread-safe (shared fonts, rcParams), and widgets draw pictures ahead in a
 # background thread (utils/pictures.py): every rendering, in any thread, holds this lock.
@@ -39,7 +38,7 @@ HOUSE_STYLE = {
     "font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11, "legend.fontsize": 10,
     "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False,
     "axes.prop_cycle": matplotlib.cycler(color=list(PALETTE)), "lines.linewidth": 2.0,
-    "svg.fonttype": "none",  # widget SVGs carry text as text, in the font figure_svg embeds
+    "svg.fonttype": "none",  # widget SVGs carry text as text, in the font _figure_svg embeds
 }
 matplotlib.rcParams.update(HOUSE_STYLE)  # every later figure in the course style
 
@@ -59,16 +58,10 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 7.0, height: fl
     return fig, fig.subplots(nrows, ncols)
 
 
-def use_fixed_margins(fig: Figure, *, left: float = 0.1, right: float = 0.97, bottom: float = 0.13,
+def _use_fixed_margins(fig: Figure, *, left: float = 0.1, right: float = 0.97, bottom: float = 0.13,
                       top: float = 0.9) -> None:
     """Switch ``fig`` to fixed margins (fractions of the figure): a widget's redraw then takes
     half the time, since constrained layout measures every label once more."""
-    check_figure("fig", fig)
-    for name, value in (("left", left), ("right", right), ("bottom", bottom), ("top", top)):
-        check_float(name, value, minimum=0.0, maximum=1.0)
-    if not (left < right and bottom < top):
-        raise ValueError(f"need left < right and bottom < top, got left={left}, right={right}, "
-                         f"bottom={bottom}, top={top}")
     fig.set_layout_engine(None)  # no engine at all: savefig then skips its layout dry run
     fig.subplots_adjust(left=left, right=right, bottom=bottom, top=top)
 
@@ -90,7 +83,7 @@ def _legend_below(fig: Figure) -> None:
                ncols=2, fontsize=11, frameon=False, borderaxespad=0.2)
 
 
-def log_ticks(ax, low: float | None = None, high: float | None = None, *, max_ticks: int = 7,
+def _log_ticks(ax, low: float | None = None, high: float | None = None, *, max_ticks: int = 7,
               exponent_labels: bool = False) -> None:
     """The course's one way to label a log y axis, after its limits are final: plain text, no
     minor ticks (a fifth faster than math text). Two decades or more: decades only, at most
@@ -99,18 +92,7 @@ def log_ticks(ax, low: float | None = None, high: float | None = None, *, max_ti
     outside it and the limits widen to show them."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, LogFormatter, MaxNLocator, NullLocator
 
-    check_axes("ax", ax)
-    check_bool("exponent_labels", exponent_labels)
-    max_ticks = check_int("max_ticks", max_ticks, minimum=2, maximum=20)
-    if ax.get_yscale() != "log":
-        raise ValueError("ax must have a log y axis (ax.set_yscale('log')) before log_ticks")
-    if (low is None) != (high is None):
-        raise ValueError("give both low and high (the data's range), or neither")
     widen = low is not None
-    if widen:
-        low, high = check_float("low", low, minimum=0.0), check_float("high", high, minimum=0.0)
-        if not 0 < low <= high:
-            raise ValueError(f"need 0 < low <= high, got low={low}, high={high}")
     ax.yaxis.set_minor_locator(NullLocator())
     lowest, highest = (low / 1.5, high * 1.5) if widen else sorted(ax.get_ylim())
     bottom, top = float(np.log10(lowest)), float(np.log10(highest))
@@ -154,13 +136,11 @@ def _figure_png(fig: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def figure_small_png(fig: Figure, *, dpi: float = 72) -> bytes:
+def _figure_small_png(fig: Figure, *, dpi: float = 72) -> bytes:
     """Render ``fig`` to a small PNG (``dpi``, a palette of 32 colours): a quarter of the bytes
     and still sharp, for pages of hundreds of pictures. Same figure, same bytes."""
     from PIL import Image
 
-    check_figure("fig", fig)
-    dpi = check_float("dpi", dpi, minimum=10, maximum=300)
     # Raw pixels, not a PNG: the full-colour PNG was only decoded again (a tenth of the time).
     buffer = io.BytesIO()
     with DRAWING:
@@ -189,10 +169,9 @@ def _svg_font_style() -> str:
             f'src: url(data:font/woff;base64,{data}) format("woff");}}</style>')
 
 
-def figure_svg(fig: Figure) -> str:
+def _figure_svg(fig: Figure) -> str:
     """Render ``fig`` as SVG text, what a widget sends on each move: sharp on any screen, text
     kept as text in the embedded font (the PNGs' letters in any browser; faster than paths)."""
-    check_figure("fig", fig)
     buffer = io.StringIO()
     with DRAWING, matplotlib.rc_context({"svg.fonttype": "none"}):
         fig.savefig(buffer, format="svg", dpi=_SVG_RASTER_DPI)
@@ -206,15 +185,10 @@ def show(fig: Figure) -> None:
     display(Image(data=_figure_png(check_figure("fig", fig)), format="png"))
 
 
-def log_safe(values):
+def _log_safe(values):
     """``(clipped, underflow, overflow)``: magnitudes clipped into [LOG_FLOOR, _LOG_CEILING]
     (zeros and inf too; NaN stays) and masks of the points moved, so a plot can mark them."""
-    try:
-        if values is None or isinstance(values, (str, bytes)):
-            raise TypeError  # NumPy would read None as NaN and "30" as 30
-        array = np.abs(np.asarray(values, dtype=np.float64))
-    except (TypeError, ValueError):
-        raise invalid("values", "numbers (an array or a list)", values, error=TypeError) from None
+    array = np.abs(np.asarray(values, dtype=np.float64))
     with np.errstate(invalid="ignore"):
         underflow = array < LOG_FLOOR
         overflow = array > _LOG_CEILING  # inf counts as overflow
@@ -222,16 +196,11 @@ def log_safe(values):
     return clipped, underflow, overflow
 
 
-def plot_log_safe(ax, x, values, *, color: str, label: str, **line_kwargs) -> tuple[int, int]:
+def _plot_log_safe(ax, x, values, *, color: str, label: str, **line_kwargs) -> tuple[int, int]:
     """Draw ``|values|`` against ``x`` on a log y axis, an open triangle down (up) where a value
     under- (over)flowed; return how many did, so a caption can say so."""
-    check_axes("ax", ax)
-    check_text("color", color)
-    check_text("label", label)
-    clipped, underflow, overflow = log_safe(values)
+    clipped, underflow, overflow = _log_safe(values)
     x = np.asarray(x)
-    if x.shape != clipped.shape:
-        raise invalid("x", f"of the same shape as values {clipped.shape}", x)
     ax.plot(x, clipped, color=color, label=label, **line_kwargs)
     for mask, marker, text in ((underflow, "v", f"below {LOG_FLOOR:.0e} or 0 (underflow)"),
                                (overflow, "^", f"above {_LOG_CEILING:.0e} or inf (overflow)")):

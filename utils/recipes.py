@@ -25,7 +25,7 @@ import torch
 from torch import nn
 
 from .blocks import ReZeroBlock, _seeded_linears
-from .plotting import PALETTE, log_safe, plot_log_safe, log_ticks, use_fixed_margins
+from .plotting import PALETTE, _log_safe, _plot_log_safe, _log_ticks, _use_fixed_margins
 from .validation import (check_choice, check_cost, check_figure, check_int, check_module,
                          check_sequence, check_tensor, check_text, invalid)
 
@@ -182,7 +182,7 @@ def draw_losses(fig, histories: dict) -> str:
     for ax in (everything, finite):
         ax.set(xlabel="training step", ylabel="training loss (cross-entropy)")
         if ax.get_yscale() == "log":
-            log_ticks(ax, max_ticks=8, exponent_labels=True)
+            _log_ticks(ax, max_ticks=8, exponent_labels=True)
     everything.legend(loc="upper right", fontsize=11)
     if trained:
         finite.legend(loc="upper right", fontsize=11)
@@ -214,13 +214,13 @@ def draw_signal(fig, *, recipe: str = "default", depth: int = 56, x=None) -> str
     color = _RECIPE_COLORS[recipe]
     index = np.arange(forward.size)
     ax = fig.subplots()
-    use_fixed_margins(fig, left=0.11, right=0.985, bottom=0.115, top=0.93)  # constrained: a third slower
-    _, over_f = plot_log_safe(ax, index, forward, color=color, label="forward: RMS of the stream")
-    _, over_b = plot_log_safe(ax, index, backward, color=color, ls="--",
+    _use_fixed_margins(fig, left=0.11, right=0.985, bottom=0.115, top=0.93)  # constrained: a third slower
+    _, over_f = _plot_log_safe(ax, index, forward, color=color, label="forward: RMS of the stream")
+    _, over_b = _plot_log_safe(ax, index, backward, color=color, ls="--",
                               label="backward: RMS of the gradient")
-    shown = np.concatenate([log_safe(forward)[0], log_safe(backward)[0]])
+    shown = np.concatenate([_log_safe(forward)[0], _log_safe(backward)[0]])
     ax.set_ylim(np.nanmin(shown) / 10, np.nanmax(shown) * 10)  # at least two labelled decades
-    log_ticks(ax, max_ticks=8, exponent_labels=True)  # plain-text labels render faster
+    _log_ticks(ax, max_ticks=8, exponent_labels=True)  # plain-text labels render faster
     ax.set(xlabel="after block (0 = stem)", ylabel="root mean square")
     ax.legend(loc="lower center", fontsize=10)  # a fixed place: "best" is slow to compute
     finding = ("the signal overflows" if over_f or over_b

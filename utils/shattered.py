@@ -86,14 +86,14 @@ def _cached_curve(architecture: str, depth: int, block_layers: int, seed: int) -
 def draw_gradient_curves(fig, *, depth: int = 18, block_layers: int = 2, seed: int = 0) -> str:
     """dy/dx against x for a plain (top) and a residual (bottom) net of ``depth`` weight layers,
     each over its largest |dy/dx| (only shape matters); returns their lag-1 autocorrelations."""
-    from .plotting import PLAIN_COLOR, RESIDUAL_COLOR, use_fixed_margins  # plotting sets the house style
+    from .plotting import PLAIN_COLOR, RESIDUAL_COLOR, _use_fixed_margins  # plotting sets the house style
 
     check_figure("fig", fig)
     depth = check_int("depth", depth, minimum=2, maximum=200)  # 200 layers take about a second
     block_layers = check_int("block_layers", block_layers, minimum=1, maximum=2)
     seed = check_int("seed", seed, minimum=0)
     ax = fig.subplots()
-    use_fixed_margins(fig, left=0.07, right=0.98, bottom=0.14, top=0.9)
+    _use_fixed_margins(fig, left=0.07, right=0.98, bottom=0.14, top=0.9)
     lines = []
     for offset, architecture, color in ((1.3, "plain", PLAIN_COLOR), (-1.3, "residual", RESIDUAL_COLOR)):
         x, grad = _cached_curve(architecture, depth, block_layers, seed)

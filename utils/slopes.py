@@ -8,8 +8,8 @@ import numbers
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from .plotting import (PLAIN_COLOR, RESIDUAL_COLOR, _legend_below, log_safe, plot_log_safe,
-                       log_ticks, use_fixed_margins)
+from .plotting import (PLAIN_COLOR, RESIDUAL_COLOR, _legend_below, _log_safe, _plot_log_safe,
+                       _log_ticks, _use_fixed_margins)
 from .validation import check_figure, check_float, check_int, check_sequence, invalid
 
 __all__ = ["MAX_DEPTH", "FIGURE_SIZE", "slope_products", "format_plain", "format_residual",
@@ -114,14 +114,14 @@ def draw_slope_products(fig, depth=20, plain_slope=0.5, edit=0.05) -> str:
     plain, high, low = (slope_products(slope, depth)[layers - 1]
                         for slope in (plain_slope, 1 + edit, 1 - edit))
     ax = fig.subplots()
-    use_fixed_margins(fig, left=0.11, right=0.97, bottom=0.13, top=0.92)
-    plot_log_safe(ax, layers, plain, color=PLAIN_COLOR, label=f"plain, slope {plain_slope:g} each", lw=3)
-    plot_log_safe(ax, layers, high, color=RESIDUAL_COLOR, label=f"residual, slope 1 + {edit:g} each")
-    plot_log_safe(ax, layers, low, color=RESIDUAL_COLOR, label=f"residual, slope 1 - {edit:g} each", ls="--")
-    ax.fill_between(layers, log_safe(low)[0], log_safe(high)[0],
+    _use_fixed_margins(fig, left=0.11, right=0.97, bottom=0.13, top=0.92)
+    _plot_log_safe(ax, layers, plain, color=PLAIN_COLOR, label=f"plain, slope {plain_slope:g} each", lw=3)
+    _plot_log_safe(ax, layers, high, color=RESIDUAL_COLOR, label=f"residual, slope 1 + {edit:g} each")
+    _plot_log_safe(ax, layers, low, color=RESIDUAL_COLOR, label=f"residual, slope 1 - {edit:g} each", ls="--")
+    ax.fill_between(layers, _log_safe(low)[0], _log_safe(high)[0],
                     color=RESIDUAL_COLOR, alpha=0.12, lw=0)
     ax.axhline(1.0, color="grey", lw=1, ls=":")
-    log_ticks(ax)
+    _log_ticks(ax)
     ax.set(xlabel="depth (number of layers)", ylabel="|product of slopes| (log scale)")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if depth == 1:

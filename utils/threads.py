@@ -91,4 +91,3 @@ def fit_cpu_share() -> int:
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(count)
     return count
-

@@ -104,7 +104,7 @@ def layer_gradients(norms: dict, depth: int) -> None:
                           np.asarray(values))
     fig, ax = plotting.new_figure(width=7, height=4)
     for (architecture, color), values in zip(_COLORS.items(), checked):
-        plotting.plot_log_safe(ax, np.arange(1, depth + 1), values, color=color,
+        plotting._plot_log_safe(ax, np.arange(1, depth + 1), values, color=color,
                                label=f"{architecture}-{depth}")
     ax.set(xlabel=f"weight layer (1 = stem, {depth} = head)",
            ylabel="gradient norm at initialisation",

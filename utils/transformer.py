@@ -21,7 +21,7 @@ from torch import nn
 
 from .blocks import NORM_POSITIONS, LayerNormResidualBlock, _seeded_linears
 from .diagrams import BRANCH_COLOR
-from .plotting import PALETTE, RESIDUAL_COLOR, log_ticks
+from .plotting import PALETTE, RESIDUAL_COLOR, _log_ticks
 from .training import _adam_run
 from .validation import (check_array, check_bool, check_choice, check_cost, check_figure, check_float, check_int,
                          check_module, check_tensor, check_text, invalid)
@@ -313,7 +313,7 @@ def draw_stream(fig, streams: dict, *, title: str | None = None) -> str:
     values = np.concatenate([[*s["stream"], *s["write"]] for s in streams.values()])
     positive = values[np.isfinite(values) & (values > 0)]
     if positive.size:  # plain-number ticks around the data's range
-        log_ticks(axes[0], positive.min(), positive.max())
+        _log_ticks(axes[0], positive.min(), positive.max())
     axes[0].set_ylabel("root mean square")
     axes[0].legend(loc="best")
     fig.suptitle(title if title is not None else "; ".join(

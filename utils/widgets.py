@@ -227,8 +227,8 @@ class LivePlot:
         figure.start()
         text = self.draw(figure, **values)
         if still:
-            return plotting.figure_small_png(figure, dpi=_STILL_DPI), text or "", _describe_figure(figure, text)
-        return plotting.figure_svg(figure).encode(), text
+            return plotting._figure_small_png(figure, dpi=_STILL_DPI), text or "", _describe_figure(figure, text)
+        return plotting._figure_svg(figure).encode(), text
 
     def _grey_out(self) -> None:
         values = self.values()
@@ -326,4 +326,3 @@ def _describe_figure(fig, text=None) -> str:
         plotted = f"{ax.get_ylabel() or 'values'} against {ax.get_xlabel() or 'position'}"
         parts.append(f"{ax.get_title()}: {plotted}" if ax.get_title() else f"Plot of {plotted}")
     return ". ".join(part.strip().rstrip(".") for part in (*parts, str(text or "")) if part) + "."
-

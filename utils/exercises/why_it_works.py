@@ -11,7 +11,7 @@ from torch import nn
 
 from utils.exercises.core import (Exercise, Mistake, call, describe_container, expect_close, expect_float64,
                                   expect_new_model, require_function)
-from utils.lesion import delete_blocks
+from utils.lesion import _delete_blocks
 from utils.mlp import MLP, make_mlp
 
 # ----- Exercise 09.1: delete block k ----------------------------------------------------------
@@ -35,16 +35,16 @@ def _lesion_mistakes(model: MLP, k: int, x: torch.Tensor) -> list[tuple]:
     count = len(model.blocks)
     mistakes = []
     if k + 1 < count:
-        mistakes.append((_outputs(delete_blocks(model, [k + 1]), x), "you deleted block k + 1. Blocks are counted "
+        mistakes.append((_outputs(_delete_blocks(model, [k + 1]), x), "you deleted block k + 1. Blocks are counted "
                          "from 0, as in model.blocks[k]: delete model.blocks[k] itself."))
     if k >= 1:
-        mistakes.append((_outputs(delete_blocks(model, [k - 1]), x), "you deleted block k - 1. Blocks are counted "
+        mistakes.append((_outputs(_delete_blocks(model, [k - 1]), x), "you deleted block k - 1. Blocks are counted "
                          "from 0, as in model.blocks[k]: delete model.blocks[k] itself."))
     if model.architecture == "residual":
         mistakes.append((_outputs(_skip_deleted(model, k), x), "you kept the branch and dropped the skip: the "
                          "block became ReLU(F(h)). Deleting a block keeps the skip: the block becomes the "
                          "identity, h passes on unchanged."))
-    mistakes.append((_outputs(delete_blocks(model, list(range(k, count))), x), "you deleted block k and every "
+    mistakes.append((_outputs(_delete_blocks(model, list(range(k, count))), x), "you deleted block k and every "
                      "block after it. Delete block k only."))
     mistakes.append((_outputs(model, x), "the result computes the same as the intact network: block k is "
                      "still there. Replace it by nn.Identity() in the copy you return."))
@@ -78,7 +78,7 @@ def _check_lesion(answer) -> str:
         except Exception as error:
             raise Mistake(f"the network `delete_block` returned for {shown} cannot run ({type(error).__name__}: "
                           f"{error}). Replace block k by nn.Identity(), which passes its input on.") from None
-        want = _outputs(delete_blocks(model, [k]), x)
+        want = _outputs(_delete_blocks(model, [k]), x)
         expect_close(got, want, name="delete_block", shown=shown, mistakes=_lesion_mistakes(model, k, x),
                      rtol=1e-9, atol=1e-12)
         if len(lesioned.blocks) != len(model.blocks):
