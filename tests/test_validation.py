@@ -124,8 +124,12 @@ def test_check_tensor_rank_width_and_dtype():
     assert check_tensor("x", x, ndim=3, last_dim=8) is x
     with pytest.raises(TypeError, match=r"x must be a torch.Tensor of shape \(b, 8\)"):
         check_tensor("x", np.zeros((2, 8)), shape_text="(b, 8)")
-    with pytest.raises(ValueError, match=r"x must be a torch.Tensor with last dimension 8"):
+    with pytest.raises(ValueError, match=r"x must be a torch.Tensor with 2 dimension\(s\) and last dimension 8"):
         check_tensor("x", x, ndim=2, last_dim=8)
+    with pytest.raises(ValueError, match=r"x must be a torch.Tensor with 3 dimension\(s\)"):
+        check_tensor("x", torch.zeros(8), ndim=3)
+    with pytest.raises(ValueError, match=r"x must be a torch.Tensor with last dimension 4,"):
+        check_tensor("x", x, last_dim=4)
     with pytest.raises(TypeError, match="convert it with .float()"):
         check_tensor("x", torch.zeros(2, dtype=torch.long))
     assert check_tensor("y", torch.zeros(2, dtype=torch.long), ndim=1, floating=False).ndim == 1

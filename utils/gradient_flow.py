@@ -348,7 +348,7 @@ def draw_depth_sweep(fig, depths, sweep: dict) -> None:
     ax_depth, ax_layers = fig.subplots(1, 2)
     for name, color in (("plain", plotting.PLAIN_COLOR), ("residual", plotting.RESIDUAL_COLOR)):
         plotting._plot_log_safe(ax_depth, depths, [p.gain[0] for p in sweep[name]], color=color, label=name,
-                               marker="o")
+                                marker="o")
         deepest = sweep[name][int(np.argmax(depths))]
         plotting._plot_log_safe(ax_layers, np.arange(deepest.depth + 1), deepest.gain, color=color, label=name)
     for ax in (ax_depth, ax_layers):
@@ -441,7 +441,7 @@ def draw_gradient_flow(fig, depth: int = 30, residual: bool = True, norm: str = 
     ax = fig.subplots()
     plotting._use_fixed_margins(fig, left=0.13, right=0.97, bottom=0.14, top=0.9)
     under, over = plotting._plot_log_safe(ax, np.arange(profile.depth + 1), profile.gain, color=color,
-                                         label="gradient gain")
+                                          label="gradient gain")
     ax.axhline(1.0, color="grey", lw=1, ls="--")
     gain0 = profile.gain[0]
     ax.set_title(f"Gradient at the input: x{gain0:.3g} the output's" if np.isfinite(gain0)

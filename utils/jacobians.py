@@ -174,7 +174,7 @@ def draw_jacobian_products(fig, depth=50, scale=0.1, *, dim=16, seed=0) -> str:
         for ax in (both, zoom) if residual else (both,):
             _plot_log_safe(ax, layers, _power_of_ten(largest), color=color, label=f"{name}: largest", marker=marker)
             _plot_log_safe(ax, layers, _power_of_ten(smallest), color=color, label=f"{name}: smallest", ls="--",
-                          marker=marker)
+                           marker=marker)
         summary.append(f"{name.split()[0]} {_format_log10(smallest[-1])} to {_format_log10(largest[-1])}")
     for ax, title, ticks in ((both, "plain and residual", 6), (zoom, "residual only, zoomed in", 4)):
         ax.axhline(1.0, color="grey", lw=1, ls=":")

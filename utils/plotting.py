@@ -59,7 +59,7 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 7.0, height: fl
 
 
 def _use_fixed_margins(fig: Figure, *, left: float = 0.1, right: float = 0.97, bottom: float = 0.13,
-                      top: float = 0.9) -> None:
+                       top: float = 0.9) -> None:
     """Switch ``fig`` to fixed margins (fractions of the figure): a widget's redraw then takes
     half the time, since constrained layout measures every label once more."""
     fig.set_layout_engine(None)  # no engine at all: savefig then skips its layout dry run
@@ -84,7 +84,7 @@ def _legend_below(fig: Figure) -> None:
 
 
 def _log_ticks(ax, low: float | None = None, high: float | None = None, *, max_ticks: int = 7,
-              exponent_labels: bool = False) -> None:
+               exponent_labels: bool = False) -> None:
     """The course's one way to label a log y axis, after its limits are final: plain text, no
     minor ticks (a fifth faster than math text). Two decades or more: decades only, at most
     ``max_ticks``; fewer: 1-2-5 steps, else 1-9, else even steps. ``exponent_labels`` labels

@@ -105,7 +105,7 @@ def layer_gradients(norms: dict, depth: int) -> None:
     fig, ax = plotting.new_figure(width=7, height=4)
     for (architecture, color), values in zip(_COLORS.items(), checked):
         plotting._plot_log_safe(ax, np.arange(1, depth + 1), values, color=color,
-                               label=f"{architecture}-{depth}")
+                                label=f"{architecture}-{depth}")
     ax.set(xlabel=f"weight layer (1 = stem, {depth} = head)",
            ylabel="gradient norm at initialisation",
            title=f"At initialisation, plain-{depth}'s gradient explodes towards the input")

@@ -133,8 +133,9 @@ def check_tensor(name: str, value, *, ndim: int | None = None, last_dim: int | N
                  floating: bool = True, shape_text: str | None = None):
     """Return ``value`` if it is a torch.Tensor of rank ``ndim``, last dimension ``last_dim`` (each
     when given), floating-point when ``floating``; ``shape_text`` words it: "(batch, 64)"."""
+    rank = [f"{ndim} dimension(s)"] * (ndim is not None) + [f"last dimension {last_dim}"] * (last_dim is not None)
     wanted = "a torch.Tensor" + (f" of shape {shape_text}" if shape_text else
-                                 f" with last dimension {last_dim}" if last_dim is not None else "")
+                                 f" with {' and '.join(rank)}" if rank else "")
     if not _instance_of(value, "torch", "Tensor"):
         raise invalid(name, wanted, value, error=TypeError)
     if floating and not value.is_floating_point():
