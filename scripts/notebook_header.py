@@ -19,10 +19,10 @@ from pathlib import Path
 
 import nbformat
 
+from scripts.course_repository import BRANCH, REPOSITORY  # the one place the repository is named
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-REPOSITORY = "residual-course/residual-connections"  # GitHub owner/name, as in the Binder badge
-BRANCH = "main"
 COURSE_ARCHIVE = f"https://github.com/{REPOSITORY}/archive/{BRANCH}.zip"  # what the setup cell installs on Colab
 SETUP_TAG = "course-setup"
 SITE_TAG = "remove-cell"  # the course site (scripts/build_site.py) leaves the setup cell out
