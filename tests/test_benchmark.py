@@ -239,15 +239,17 @@ def test_format_summary_of_no_measurement_is_a_dash():
 def test_guard_gives_up_on_an_idle_kernel_and_lets_work_finish_otherwise():
     import asyncio
     import subprocess
-    import time
 
-    idle = subprocess.Popen(["sleep", "30"])  # stands in for a kernel that never got its request
+    idle = subprocess.Popen(["sleep", "300"])  # stands in for a kernel that never got its request
+
+    async def never_done():
+        await asyncio.Event().wait()
+
     try:
-        start = time.monotonic()
-        with pytest.raises(kernel.Stalled):
-            asyncio.run(kernel._guarded(asyncio.sleep(20), idle.pid, stall_seconds=1.5))
-        assert time.monotonic() - start < 6  # not the 20 s the work would take
-        assert asyncio.run(kernel._guarded(asyncio.sleep(0.1, result="done"), idle.pid, stall_seconds=5)) == "done"
+        with pytest.raises(kernel.Stalled):  # work that would never end: only the guard can end it
+            asyncio.run(kernel._guarded(never_done(), idle.pid, stall_seconds=1.5))
+        # work that is done at once, against a guard only a hang of this test would reach
+        assert asyncio.run(kernel._guarded(asyncio.sleep(0, result="done"), idle.pid, stall_seconds=120)) == "done"
     finally:
         idle.kill()
         idle.wait()

@@ -10,6 +10,12 @@ from utils.pictures import _Pictures, _RedrawFigure, _nearby_values, _setting_ke
 from utils.widgets import LivePlot
 
 
+# How long a test waits for the background thread or for itself before calling it a hang. The
+# pictures here take milliseconds; a loaded machine may take seconds, but never this long. No
+# outcome below depends on how fast anything runs (slowness is decided by injected clocks).
+HANG = 300
+
+
 def _two_axes(fig):
     return fig.subplots(1, 2)
 
@@ -106,7 +112,7 @@ def _counting_render(gates=None):
         started, go = (gates or {}).get(values["n"], (None, None))
         if started is not None:
             started.set()
-            assert go.wait(10), "the test never let this picture finish"
+            assert go.wait(HANG), "the test never let this picture finish"
         calls.append((figure, values["n"], threading.current_thread().name))
         return f"picture {values['n']}"
 
@@ -118,8 +124,8 @@ def _gate():
 
 
 class _FakeClock:
-    """perf_counter for utils.pictures: each reading is ``step`` seconds after the last, so
-    every picture seems to take ``step`` seconds however fast it really is."""
+    """A clock for _Pictures: each reading is ``step`` seconds after the last, so every
+    picture seems to take ``step`` seconds however fast it really is."""
 
     def __init__(self, step):
         self.now, self.step = 0.0, step
@@ -145,7 +151,7 @@ def test_settings_asked_for_are_drawn_ahead_in_the_background_into_the_spare_fig
     kept = _Pictures(render, spare)
     kept.draw(plotting._empty_figure(), {"n": 1})
     kept.draw_ahead({"n": 1}, [{"n": 2}, {"n": 0}, {"n": 1}])  # n=1 is kept already: not drawn again
-    assert kept.idle()
+    assert kept.idle(HANG)
     assert [(figure, n) for figure, n, _ in calls[1:]] == [(spare, 2), (spare, 0)]
     assert {thread for _, _, thread in calls[1:]} == {"pictures-ahead"}
     assert kept.find({"n": 2}) == "picture 2" and len(kept) == 3
@@ -157,7 +163,7 @@ def test_a_setting_being_drawn_ahead_is_waited_for_not_drawn_twice():
     kept = _Pictures(render, plotting._empty_figure())
     kept.draw(plotting._empty_figure(), {"n": 1})
     kept.draw_ahead({"n": 1}, [{"n": 2}])
-    assert started.wait(10)  # the background thread is inside n=2 now
+    assert started.wait(HANG)  # the background thread is inside n=2 now
     wait = kept._changed.wait
 
     def let_it_finish(*args, **kwargs):  # find() is waiting for n=2: only now may it be finished
@@ -170,14 +176,13 @@ def test_a_setting_being_drawn_ahead_is_waited_for_not_drawn_twice():
 
 
 @pytest.mark.parametrize("seconds, drawn_ahead", [(0.01, [2]), (1.0, [])])
-def test_only_a_setting_that_was_quick_to_draw_is_drawn_ahead_of(monkeypatch, seconds, drawn_ahead):
-    monkeypatch.setattr(pictures.time, "perf_counter", _FakeClock(seconds))
+def test_only_a_setting_that_was_quick_to_draw_is_drawn_ahead_of(seconds, drawn_ahead):
     render, calls = _counting_render()
-    kept = _Pictures(render, plotting._empty_figure())
+    kept = _Pictures(render, plotting._empty_figure(), clock=_FakeClock(seconds), slow_seconds=0.5)
     kept.draw(plotting._empty_figure(), {"n": 1})
     assert kept.seconds({"n": 1}) == seconds
     kept.draw_ahead({"n": 1}, [{"n": 2}])
-    assert kept.idle()  # returns once the background thread has drawn n=2, or at once if none was asked
+    assert kept.idle(HANG)  # returns once the background thread has drawn n=2, or at once if none was asked
     assert [n for _, n, _ in calls] == [1, *drawn_ahead] and kept.drawn_ahead == len(drawn_ahead)
     assert (kept.find({"n": 2}) is not None) == bool(drawn_ahead)
 
@@ -193,7 +198,7 @@ def test_only_the_last_pictures_are_kept_and_a_failed_guess_is_dropped():
         kept.draw(plotting._empty_figure(), {"n": n})
     assert kept.find({"n": 1}) is None and kept.find({"n": 3}) == 3 and len(kept) == 2
     kept.draw_ahead({"n": 3}, [{"n": -1}, {"n": 4}])
-    assert kept.idle() and kept.drawn_ahead == 1
+    assert kept.idle(HANG) and kept.drawn_ahead == 1
     assert kept.find({"n": -1}) is None and kept.find({"n": 4}) == 4
     with pytest.raises(ValueError, match="n must be >= 0"):  # the kernel's own redraw shows the error
         kept.draw(plotting._empty_figure(), {"n": -1})
@@ -217,9 +222,10 @@ def test_live_plot_serves_the_next_step_drawn_ahead_as_a_direct_redraw_would_sho
     depth = ipywidgets.IntSlider(value=5, min=2, max=9)
     scale = ipywidgets.FloatSlider(value=1.0, min=0.0, max=2.0, step=0.25)
     panel = LivePlot(_draw_steps, {"depth": depth, "scale": scale})
+    panel.pictures.clock = _FakeClock(0.01)  # every picture quick, however loaded the machine
     depth.value = 6  # a learner's move: the next settings are drawn ahead
     assert panel.last_kept is False
-    assert panel.pictures.idle()  # (find() would cancel the drawing ahead)
+    assert panel.pictures.idle(HANG)  # (find() would cancel the drawing ahead)
     assert panel.pictures.seconds({"depth": 7, "scale": 1.0}) is not None
     depth.value = 7
     assert panel.last_kept is True and panel.text == "depth 7, scale 1.00"
@@ -233,7 +239,7 @@ def test_live_plot_draws_every_move_from_scratch_when_switched_off(monkeypatch):
     depth = ipywidgets.IntSlider(value=5, min=2, max=9)
     panel = LivePlot(_draw_steps, {"depth": depth})
     depth.value = 6
-    assert panel.pictures.idle() and panel.pictures._thread is None  # nothing was asked to be drawn ahead
+    assert panel.pictures.idle(HANG) and panel.pictures._thread is None  # nothing was asked to be drawn ahead
     depth.value = 7
     assert panel.last_kept is False and panel.pictures.drawn_ahead == 0 and panel.text == "depth 7, scale 1.00"
     depth.value = 5  # drawn before, drawn again
@@ -248,7 +254,7 @@ def _inside_n2_of_two_drawn_ahead():
     kept = _Pictures(render, plotting._empty_figure())
     kept.draw(plotting._empty_figure(), {"n": 1})
     kept.draw_ahead({"n": 1}, [{"n": 2}, {"n": 3}])
-    assert started.wait(10)
+    assert started.wait(HANG)
     return kept, calls, go
 
 
@@ -265,13 +271,13 @@ def test_stop_waits_for_the_picture_in_progress_and_draws_nothing_more():
 def test_a_cell_about_to_run_waits_for_the_picture_in_progress_and_drops_the_guesses():
     kept, calls, go = _inside_n2_of_two_drawn_ahead()
     idle = kept.idle
-    kept.idle = lambda timeout: (go.set(), idle(timeout))[1]  # n=2 ends while the cell waits
+    kept.idle = lambda timeout: (go.set(), idle(HANG))[1]  # n=2 ends while the cell waits
     pictures._pause_drawing_ahead({"raw_cell": "x = torch.randn(3)"})
     assert kept._drawing_ahead is None and kept._wanted == []
     assert [n for _, n, _ in calls] == [1, 2]  # n=3 never started: the cell has the CPU to itself
     del kept.idle
     kept.draw_ahead({"n": 1}, [{"n": 4}])  # the next move of a control draws ahead again
-    assert kept.idle() and kept.find({"n": 4}) == "picture 4"
+    assert kept.idle(HANG) and kept.find({"n": 4}) == "picture 4"
 
 
 def test_the_pause_is_hooked_into_the_kernel_once_before_each_cell(monkeypatch):

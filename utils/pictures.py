@@ -113,10 +113,14 @@ def _nearby_values(control, direction: int = 1) -> list:
 
 class _Pictures:
     """The last ``capacity`` pictures ``render(figure, values)`` gave, by setting; ``draw_ahead``
-    draws more in a background thread into ``spare_figure``."""
+    draws more in a background thread into ``spare_figure``. ``clock`` times each drawing and
+    a setting that took longer than ``slow_seconds`` is not drawn ahead of: a test sets both,
+    so what counts as slow is its choice, not the machine's load."""
 
-    def __init__(self, render, spare_figure, *, capacity: int = 48):
+    def __init__(self, render, spare_figure, *, capacity: int = 48, clock=time.perf_counter,
+                 slow_seconds: float = _SLOW_SECONDS):
         self.capacity = capacity
+        self.clock, self.slow_seconds = clock, slow_seconds
         self._render = render
         self._spare = spare_figure
         self._kept: OrderedDict = OrderedDict()
@@ -161,14 +165,14 @@ class _Pictures:
 
     def _timed(self, figure, values: dict):
         with DRAWING:
-            start = time.perf_counter()
-            return self._render(figure, values), time.perf_counter() - start
+            start = self.clock()
+            return self._render(figure, values), self.clock() - start
 
     def draw_ahead(self, now: dict, settings: list[dict]) -> None:
         """Draw ``settings`` (a learner's likely next ones) in the background, in this order,
         replacing earlier requests; nothing if ``now`` was slow to draw."""
         seconds = self.seconds(now)
-        if seconds is None or seconds > _SLOW_SECONDS:
+        if seconds is None or seconds > self.slow_seconds:
             return
         with self._changed:
             if self._stopped:
