@@ -7,33 +7,47 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+STAMP := $(VENV)/.installed-from
 PORT ?= 8888
 CLASSROOM_PORT ?= 8000
 PIP_EXTRA ?=
-NPM_STAMP := site/node_modules/.package-lock.json
+NPM_CI := npm ci --ignore-scripts --no-audit --no-fund
+# An install step runs again only when its inputs' contents change (scripts/stamped.py keeps
+# their SHA-256 in a stamp inside what it installed); otherwise it is a check of a few ms.
+STAMPED := $(PYTHON) -m scripts.stamped
 
-.PHONY: lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site
+.PHONY: install venv npm-site lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site
+
+# Everything `make test` needs: the course's venv and the site's npm packages.
+install: venv npm-site
+
+venv:
+	@$(STAMPED) $(STAMP) requirements.txt pyproject.toml -- $(MAKE) --no-print-directory venv-packages
 
 # pip byte-compiles one file at a time; compileall -j 0 does it on every core (77 -> 56 s
 # here). Byte-compiling matters: with PYTHONDONTWRITEBYTECODE set (as on this machine and in
 # CI) nothing is cached later, and every kernel would compile torch again on import.
 # `|| true`: a few torch test files use Python 3.12 syntax; pip skips them the same way.
-$(STAMP): requirements.txt pyproject.toml
+.PHONY: venv-packages
+venv-packages:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --no-compile --disable-pip-version-check $(PIP_EXTRA) -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-compile --disable-pip-version-check --no-deps -e .
 	$(BIN)/python -m compileall -qq -j 0 $(VENV)/lib || true
-	touch $(STAMP)
 
-lab: $(STAMP)
+# The scripts the site serves itself (widget renderer, RequireJS, MathJax) and axe-core for its
+# test, exactly as site/package-lock.json pins them.
+npm-site:
+	@$(STAMPED) site/node_modules/.installed-from site/package-lock.json -- sh -c 'cd site && $(NPM_CI)'
+
+lab: venv
 	$(BIN)/jupyter lab --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/00_start_here.ipynb
 
 # One torch and BLAS thread, as the stored outputs were made: the variables utils/threads.py
 # lists (conftest.py sets the same when pytest runs without make). Expanded when a recipe runs.
 ONE_THREAD = $(shell $(BIN)/python -c 'from utils.threads import LIBRARY_VARIABLES as v; print(*(f"{n}=1" for n in v))')
 
-test: $(STAMP) $(NPM_STAMP)
+test: install
 	$(ONE_THREAD) $(BIN)/python -m pytest -n 2 --nbval -p no:cacheprovider
 
 # The tests under other library versions (Colab's ipywidgets 7, the oldest and the newest
@@ -43,35 +57,35 @@ test-versions:
 
 # The unit tests and nbval again under other numeric backends and thread counts
 # (scripts/backend_matrix.py): the stored outputs must hold on any CPU.
-test-backends: $(STAMP)
+test-backends: venv
 	$(BIN)/python -m scripts.backend_matrix
 
 # Refresh the committed screenshots (README, docs/) from the browser tests' latest run (JupyterLab's
 # notebooks and the site's notebook 07 with its static widget's controls moved).
-screenshots: $(STAMP)
+screenshots: venv
 	CI=true $(BIN)/python -m pytest -n 2 -p no:cacheprovider -m browser tests/test_browser.py tests/test_site.py
 	cp build/screenshots/*.png docs/screenshots/
 
-execute: $(STAMP)
+execute: venv
 	$(BIN)/python -m scripts.execute_notebooks $(NOTEBOOKS)
 
-benchmark: $(STAMP) classroom/node_modules/.package-lock.json
+benchmark: venv classroom/node_modules/.package-lock.json
 	$(BIN)/python -m benchmarks.run
 
 # The student edition (solutions replaced by stubs, answer cells removed) in build/student/,
 # which git ignores: zip that folder to hand it out (see README, "For teachers").
-student: $(STAMP)
+student: venv
 	$(BIN)/python -m scripts.build_student_edition
 
 # One line per exercise: does the reference pass, and what each recorded wrong answer is told.
-exercises-report: $(STAMP)
+exercises-report: venv
 	$(BIN)/python -m scripts.exercises_report
 	$(BIN)/python -m scripts.exercise_mutants
 
 # An nbgrader course in build/nbgrader/: one assignment per notebook, solutions as solution
 # cells, each check an autograded test, homework answers graded by hand; then nbgrader's
 # generate_assignment writes the students' versions into build/nbgrader/release/.
-nbgrader: $(STAMP)
+nbgrader: venv
 	$(BIN)/python -m scripts.build_nbgrader
 	cd build/nbgrader && for source in source/*/; do \
 	  PATH="$(CURDIR)/$(BIN):$$PATH" $(CURDIR)/$(BIN)/nbgrader generate_assignment "$$(basename $$source)" --force || exit 1; \
@@ -84,18 +98,12 @@ classroom/node_modules/.package-lock.json: classroom/package.json classroom/pack
 # A JupyterHub for a class on this machine (classroom/jupyterhub_config.py; README, "For
 # teachers"): the student edition is committed to build/classroom/student-edition.git, and
 # each student who logs in at http://127.0.0.1:$(CLASSROOM_PORT) gets a copy (nbgitpuller).
-classroom: $(STAMP) classroom/node_modules/.package-lock.json
+classroom: venv classroom/node_modules/.package-lock.json
 	$(BIN)/python -m scripts.publish_student_edition
 	CLASSROOM_PORT=$(CLASSROOM_PORT) PATH="$(CURDIR)/$(BIN):$$PATH" \
 	$(BIN)/jupyterhub -f classroom/jupyterhub_config.py
 
-# The scripts the site serves itself (widget renderer, RequireJS, MathJax) and axe-core for its
-# test, exactly as site/package-lock.json pins them; again only when the lock file changes.
-$(NPM_STAMP): site/package-lock.json
-	cd site && npm ci --ignore-scripts --no-audit --no-fund
-	touch $(NPM_STAMP)
-
 # The course as a website, from the stored notebooks (nothing is executed), in build/site/:
 # open build/site/index.html. See README, "The course as a website".
-site: $(STAMP) $(NPM_STAMP)
+site: install
 	$(BIN)/python -m scripts.build_site

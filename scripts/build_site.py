@@ -42,6 +42,8 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "site"
 NODE_MODULES = SITE / "node_modules"
+NPM_STAMP = NODE_MODULES / ".installed-from"  # the SHA-256 of the package-lock.json it was installed from
+NPM_CI = ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"]
 DEFAULT_OUT = ROOT / "build" / "site"
 WORK = ROOT / "build" / "site-source"
 ASSETS = ROOT / "build" / "site-assets"
@@ -51,7 +53,7 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 MODEL_REFERENCE = re.compile(r"IPY_MODEL_([0-9a-f]{32})")
 LINK_MODELS = ("LinkModel", "DirectionalLinkModel")
 
-from scripts import build_student_edition, notebook_header  # noqa: E402
+from scripts import build_student_edition, notebook_header, stamped  # noqa: E402
 
 # (npm package folder, file or folder inside it, where it goes under _static)
 ASSET_FILES = [
@@ -69,15 +71,15 @@ FONT_SUFFIXES = (".woff2", ".woff", ".ttf", ".eot", ".svg")  # the widget render
 
 
 def npm_ci() -> None:
-    """Install site/node_modules from site/package-lock.json when it is missing or stale."""
-    stamp = NODE_MODULES / ".package-lock.json"
-    lock = SITE / "package-lock.json"
-    if stamp.exists() and stamp.stat().st_mtime >= lock.stat().st_mtime:
+    """Install site/node_modules from site/package-lock.json unless it was installed from this
+    very lock file (scripts/stamped.py; `make site` and `make test` do the same)."""
+    if stamped.up_to_date(NPM_STAMP, [SITE / "package-lock.json"]):
         return
     if shutil.which("npm") is None:
         raise SystemExit("npm is needed to build the site (apt-get install npm): it installs the pinned "
                          "widget renderer, RequireJS and MathJax from site/package-lock.json")
-    subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=SITE, check=True)
+    if stamped.run(NPM_STAMP, [SITE / "package-lock.json"], NPM_CI, cwd=SITE) != 0:
+        raise SystemExit("npm ci failed in site/ (its output is above)")
 
 
 def copy_assets(target: Path = ASSETS) -> None:
