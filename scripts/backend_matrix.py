@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests import suites
 from utils.threads import LIBRARY_VARIABLES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,9 +71,27 @@ def backends() -> list[Backend]:
 
 
 def command() -> list[str]:
-    """The test command every stand-in runs (the version environments run it too)."""
+    """The test command every stand-in runs (the version environments run it too), before the
+    paths to run."""
     return [sys.executable, "-m", "pytest", "-n", "2", "--nbval", "-p", "no:cacheprovider", "-q",
             "-m", "not slow and not browser"]
+
+
+def paths() -> list[str]:
+    """What a stand-in runs: every notebook and the unit tests that compute numbers, the only
+    tests whose outcome another CPU or thread count can change (tests/suites.py)."""
+    return suites.backend_run()
+
+
+NO_TESTS = 5  # pytest's exit status when it collected nothing
+
+
+def outcome(returncode: int) -> str:
+    """A run's verdict: pass, FAIL, or FAIL with the reason when pytest collected nothing (a
+    selection that matches no test is a broken run, not a passing one)."""
+    if returncode == 0:
+        return "pass"
+    return "FAIL: pytest collected no tests" if returncode == NO_TESTS else f"FAIL (exit {returncode})"
 
 
 def environment(backend: Backend) -> dict:
@@ -109,14 +128,14 @@ def main(argv=None) -> int:
         settings = " ".join(f"{k}={v}" for k, v in backend.variables.items())
         print(f"\n== backend {backend.name}: {settings} ({backend.stands_in_for})", flush=True)
         start = time.perf_counter()
-        result = subprocess.run(command() + args.only, cwd=ROOT, env=environment(backend), text=True,
+        result = subprocess.run(command() + (args.only or paths()), cwd=ROOT, env=environment(backend), text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         seconds = time.perf_counter() - start
         print(result.stdout[-6000:] if result.returncode else closing_line(result.stdout), flush=True)
         failed |= result.returncode != 0
-        rows.append((backend.name, settings, "pass" if result.returncode == 0 else "FAIL",
+        rows.append((backend.name, settings, outcome(result.returncode),
                      f"{seconds:.0f} s", closing_line(result.stdout)))
-    print("\nBackend matrix (unit tests + nbval over every notebook, against the same stored outputs):")
+    print("\nBackend matrix (numeric unit tests + nbval over every notebook, against the same stored outputs):")
     for row in rows:
         print("  " + " | ".join(row))
     return 1 if failed else 0

@@ -3,20 +3,26 @@
 
     make test-versions                          # every environment below
     make test-versions ENVS="oldest"            # just these
-    python3 -m scripts.test_versions --reuse    # keep venvs whose requirements did not change
+    python3 -m scripts.test_versions --rebuild  # install every venv afresh
 
-Each environment is a fresh virtual environment under build/versions/<name> (git-ignored):
+Each environment is a virtual environment under build/versions/<name> (git-ignored), kept
+from the last run when it was built from the same pins with the same Python (its stamp,
+requirements.json, says which), and built afresh otherwise; ``newest`` is built afresh every
+time, since its point is whatever PyPI has today:
 
 - ``ipywidgets7``: the pins of requirements.txt, but the widget stack Google Colab ships
   (ipywidgets 7.7.1, ipykernel 6.17.1, IPython 7.34.0);
 - ``oldest``: the lower end of every range in pyproject.toml's ``dependencies``;
-- ``newest``: the newest release of every library in those ranges, whatever PyPI has today.
+- ``newest``: the newest release of every library in those ranges, whatever PyPI has today;
+  its tests are not run again when every version it installed is the one `make test` used.
 
 torch stays at the one version requirements.txt pins in all of them (the CPU build). The
 test tools (pytest, nbval, nbclient, ...) keep their pins except in ``newest``. Then
-``pytest -n 2 --nbval -m "not slow and not browser"`` runs in each (unit tests, and every
-notebook re-run from a fresh kernel and compared with its stored outputs), after a check that
-the notebook kernel really runs inside the environment. A summary table ends the run; the
+``pytest -n 2 --nbval -m "not slow and not browser"`` runs in each over what another library
+version can change (tests/suites.py: every notebook re-run from a fresh kernel and compared
+with its stored outputs, the numeric unit tests, and the tests of widgets, plotting,
+validation and the environment check), after a check that the notebook kernel really runs
+inside the environment. A summary table ends the run; the
 exit status is 1 if any environment failed. Logs: build/versions/<name>.log.
 """
 from __future__ import annotations
@@ -34,7 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # The same pytest run, thread settings and summary line as make test-backends.
-from scripts.backend_matrix import closing_line, command
+from scripts.backend_matrix import NO_TESTS, closing_line, command
+from tests import suites
 from utils.threads import LIBRARY_VARIABLES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -147,13 +154,19 @@ def run_logged(command: list[str], log, env=None, timeout: float = 1800) -> int:
                           timeout=timeout).returncode
 
 
+def paths() -> list[str]:
+    """What each environment runs (tests/suites.py)."""
+    return suites.version_run()
+
+
 def build(environment: Environment, python: str, reuse: bool, log) -> bool:
     """Create the venv and install; True on success. With ``reuse``, a venv built from the
-    same requirements is kept as it is."""
+    same pins by the same Python is kept as it is (never ``newest``, whose names are unpinned)."""
     venv = BUILD / environment.name
     stamp = venv / "requirements.json"
-    wanted = json.dumps(environment.requirements)
-    if reuse and stamp.is_file() and stamp.read_text() == wanted:
+    version = subprocess.run([python, "-c", "import sys; print(sys.version)"], capture_output=True, text=True).stdout
+    wanted = json.dumps({"python": version.strip(), "requirements": environment.requirements})
+    if reuse and not environment.upgrade and stamp.is_file() and stamp.read_text() == wanted:
         log.write("reusing the existing environment\n")
         return True
     shutil.rmtree(venv, ignore_errors=True)
@@ -168,6 +181,23 @@ def build(environment: Environment, python: str, reuse: bool, log) -> bool:
             return False
     stamp.write_text(wanted)
     return True
+
+
+def installed(python: Path) -> dict[str, str] | None:
+    """Every distribution ``python``'s environment has, {canonical name: version}; None if
+    pip cannot say."""
+    result = subprocess.run([str(python), "-m", "pip", "list", "--format=json", "--disable-pip-version-check"],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        return None
+    return {canonical(entry["name"]): entry["version"] for entry in json.loads(result.stdout)}
+
+
+def same_as_make_test(venv: Path, course_venv: Path = ROOT / ".venv") -> bool:
+    """Whether every distribution in ``venv`` is in the course's own venv at the same version:
+    then its tests would repeat `make test`'s (``newest`` on a day with no new release)."""
+    here, there = installed(venv / "bin" / "python"), installed(course_venv / "bin" / "python")
+    return here is not None and there is not None and all(there.get(name) == version for name, version in here.items())
 
 
 def kernel_versions(environment: Environment, log) -> dict | None:
@@ -202,11 +232,15 @@ def run(environment: Environment, python: str, reuse: bool, extra: list[str]) ->
             result.update(ok=False, outcome="the notebook kernel did not start inside the venv")
             return result
         result["versions"] = versions
+        if environment.upgrade and same_as_make_test(BUILD / environment.name):
+            result.update(ok=True, outcome="every version is requirements.txt's: make test has run these tests")
+            return result
         started = time.perf_counter()
-        code = run_logged([str(BUILD / environment.name / "bin" / "python"), *command()[1:], *extra],
+        code = run_logged([str(BUILD / environment.name / "bin" / "python"), *command()[1:], *paths(), *extra],
                           log, env=isolated_env(BUILD / environment.name))
         result["test_seconds"] = time.perf_counter() - started
-    result.update(ok=code == 0, outcome=closing_line(log_path.read_text()))
+    said = closing_line(log_path.read_text())
+    result.update(ok=code == 0, outcome=said if code != NO_TESTS else f"pytest collected no tests ({said})")
     return result
 
 
@@ -229,7 +263,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("envs", nargs="*", help="environments to run (default: all)")
     parser.add_argument("--python", default=sys.executable, help="interpreter that creates the venvs")
-    parser.add_argument("--reuse", action="store_true", help="keep a venv whose requirements did not change")
+    parser.add_argument("--rebuild", action="store_true", help="build every venv afresh, even one whose pins did not change")
     parser.add_argument("--pytest", default="", help="extra pytest arguments, e.g. '-k widgets'")
     args = parser.parse_args(argv)
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -242,7 +276,7 @@ def main(argv=None) -> int:
     for name in args.envs or list(known):
         environment = known[name]
         print(f"[{name}] {environment.purpose}: installing and testing (log: build/versions/{name}.log)", flush=True)
-        results[name] = run(environment, args.python, args.reuse, args.pytest.split())
+        results[name] = run(environment, args.python, not args.rebuild, args.pytest.split())
         print(f"[{name}] {results[name]['outcome']}", flush=True)
     print("\n" + summary(results))
     return 0 if all(result["ok"] for result in results.values()) else 1

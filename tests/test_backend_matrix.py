@@ -44,3 +44,9 @@ def test_unknown_backend_names_are_refused_with_the_choices(capsys):
     with pytest.raises(SystemExit):
         backend_matrix.main(["avx512"])
     assert "['avx2', 'scalar', 'native-2', 'avx2-2', 'scalar-2']" in capsys.readouterr().err
+
+
+def test_a_run_that_collected_no_tests_fails_and_says_so():
+    assert backend_matrix.outcome(0) == "pass"
+    assert backend_matrix.outcome(backend_matrix.NO_TESTS) == "FAIL: pytest collected no tests"
+    assert backend_matrix.outcome(1) == "FAIL (exit 1)"

@@ -50,3 +50,14 @@ def test_summary_table():
     assert table[0].split()[:3] == ["environment", "python", "torch"]
     assert table[1].split()[:4] == ["oldest", "3.11.7", "?", "1.26.4"] and table[1].split()[-7:] == ["61", "s", "200", "s", "ok:", "424", "passed"]
     assert table[2].split()[-6:] == ["5", "s", "-", "FAILED:", "install", "failed"]
+
+
+def test_newest_is_not_tested_again_when_it_installed_exactly_what_make_test_has(monkeypatch, tmp_path):
+    course = {"numpy": "2.4.6", "torch": "2.13.0", "jupyterlab": "4.6.6"}
+    newest = {"numpy": "2.4.6", "torch": "2.13.0"}
+    monkeypatch.setattr(versions, "installed", lambda python: course if ".venv" in str(python) else newest)
+    assert versions.same_as_make_test(tmp_path / "newest", tmp_path / ".venv")
+    newest["numpy"] = "2.5.0"
+    assert not versions.same_as_make_test(tmp_path / "newest", tmp_path / ".venv")
+    monkeypatch.setattr(versions, "installed", lambda python: None)  # pip could not say: test it
+    assert not versions.same_as_make_test(tmp_path / "newest", tmp_path / ".venv")
