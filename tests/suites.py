@@ -42,7 +42,7 @@ SAME_EVERYWHERE = frozenset({
     "test_build_student_edition.py", "test_classroom.py", "test_cpu_share.py", "test_exercise_names.py",
     "test_exercises_report.py", "test_nbgrader.py", "test_notebook_header.py", "test_notebooks_saved.py",
     "test_output_tolerance.py", "test_packaging.py", "test_scheduling.py", "test_site.py", "test_stamped.py",
-    "test_student_edition.py", "test_suites.py", "test_versions.py",
+    "test_student_edition.py", "test_suites.py", "test_versions.py", "test_built_once.py",
 })
 
 

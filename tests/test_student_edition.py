@@ -10,6 +10,7 @@ import pytest
 
 from scripts import build_student_edition as builder
 from scripts.execute_notebooks import notebook_client  # the course's executor
+from tests import built_once
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -20,9 +21,8 @@ STUB = re.compile(r'raise NotImplementedError\("(Exercise [^:"]+): write your co
 
 @pytest.fixture(scope="module")
 def student_folder(tmp_path_factory):
-    out = tmp_path_factory.mktemp("student")
-    builder.build(out)
-    return out / "notebooks"
+    """One student edition for the whole run, both workers (the notebooks write no files)."""
+    return built_once.folder(tmp_path_factory, "student-edition", builder.build) / "notebooks"
 
 
 def _text(cell) -> str:
