@@ -1,6 +1,6 @@
 #!/usr/bin/env python
-"""Run the unit tests and nbval over every notebook under several numeric backends and
-thread counts, so one machine stands in for the CPUs learners have.
+"""Run nbval over every notebook and the numeric unit tests under several numeric backends
+and thread counts, so one machine stands in for the CPUs learners have.
 
     python -m scripts.backend_matrix                  # every backend below
     python -m scripts.backend_matrix avx2 scalar-2    # just these (by name)
@@ -12,10 +12,21 @@ their own code branch), and more threads split sums differently, so last digits 
 and the two combine: a Xeon's AVX2 kernels printed 63.5116 with one thread and 63.5117
 with two. So every kernel set runs with one thread and with two (where a split first
 changes a sum; more threads split differently again, but no stored output may depend on
-any split); the native kernels with one thread are `make test` itself. Each run must pass against the same stored
-outputs (compared as tests/output_tolerance.py says). The browser and fresh-install
-tests are left out: they do not depend on the numeric backend. Prints a table of
-results and times; exits 1 if any run failed.
+any split): six stand-ins. None is dropped, and none is the same as another (one thread
+and two give different sums, so neither run covers the other), but two run elsewhere:
+the native kernels with one thread are `make test` itself, and the AVX2 kernels with one
+thread run in the ``ipywidgets7`` version environment (IN_VERSION_ENVIRONMENTS), which has
+requirements.txt's numeric libraries (torch, NumPy, matplotlib, scikit-learn at their
+pins) and changes only the widget stack (ipywidgets, ipykernel, IPython), which computes
+no number: one pass over every notebook checks both, where two passes did. So this script
+runs four: AVX2 with two threads, scalar with one and two, native with two.
+
+Each run must pass against the same stored outputs (compared as tests/output_tolerance.py
+says). It runs only what another backend can change (tests/suites.py): every notebook
+under nbval and the unit tests that compute numbers; the browser, site, packaging,
+classroom, student-edition and text tests give the same result on every CPU and run
+once, in `make test`. Prints a table of results and times; exits 1 if any run failed
+(pytest collecting no test is a failure too).
 """
 from __future__ import annotations
 
@@ -64,10 +75,19 @@ class Backend:
         return what if self.threads == 1 else f"{what}, computing on {self.threads} threads"
 
 
-def backends() -> list[Backend]:
-    """The matrix: every kernel set with one and with two threads, but for the native set
-    with one thread, which is `make test`."""
+def stand_ins() -> list[Backend]:
+    """Every kernel set with one and with two threads but the native set with one thread,
+    which is `make test`."""
     return [Backend("avx2", 1), Backend("scalar", 1), Backend("native", 2), Backend("avx2", 2), Backend("scalar", 2)]
+
+
+# Stand-ins a version environment runs (scripts/test_versions.py), by environment: see above.
+IN_VERSION_ENVIRONMENTS = {"ipywidgets7": Backend("avx2", 1)}
+
+
+def backends() -> list[Backend]:
+    """The stand-ins this script runs by default: all but those a version environment runs."""
+    return [b for b in stand_ins() if b not in IN_VERSION_ENVIRONMENTS.values()]
 
 
 def command() -> list[str]:
@@ -113,16 +133,18 @@ def closing_line(output: str) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    matrix = backends()
+    matrix = stand_ins()
     names = [b.name for b in matrix]
-    parser.add_argument("names", nargs="*", help=f"backends to run (default: all of {', '.join(names)})")
+    default = [b.name for b in backends()]
+    parser.add_argument("names", nargs="*", help=f"backends to run (default: {', '.join(default)}; "
+                        f"{', '.join(sorted(set(names) - set(default)))} runs in make test-versions)")
     parser.add_argument("--only", nargs="+", metavar="PATH", default=[],
                         help="test files or notebooks to run instead of all of them")
     args = parser.parse_args(argv)
     unknown = set(args.names) - set(names)
     if unknown:
         parser.error(f"unknown backend(s) {sorted(unknown)}; choose from {names}")
-    chosen = [b for b in matrix if not args.names or b.name in args.names]
+    chosen = [b for b in matrix if b.name in (args.names or default)]
     rows, failed = [], False
     for backend in chosen:
         settings = " ".join(f"{k}={v}" for k, v in backend.variables.items())

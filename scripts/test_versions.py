@@ -11,7 +11,8 @@ requirements.json, says which), and built afresh otherwise; ``newest`` is built 
 time, since its point is whatever PyPI has today:
 
 - ``ipywidgets7``: the pins of requirements.txt, but the widget stack Google Colab ships
-  (ipywidgets 7.7.1, ipykernel 6.17.1, IPython 7.34.0);
+  (ipywidgets 7.7.1, ipykernel 6.17.1, IPython 7.34.0); it runs on AVX2 kernels with one
+  thread, the backend matrix's stand-in for such a CPU (see scripts/backend_matrix.py);
 - ``oldest``: the lower end of every range in pyproject.toml's ``dependencies``;
 - ``newest``: the newest release of every library in those ranges, whatever PyPI has today;
   its tests are not run again when every version it installed is the one `make test` used.
@@ -40,9 +41,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # The same pytest run, thread settings and summary line as make test-backends.
-from scripts.backend_matrix import NO_TESTS, closing_line, command
+from scripts import backend_matrix
+from scripts.backend_matrix import NO_TESTS, Backend, closing_line, command
 from tests import suites
-from utils.threads import LIBRARY_VARIABLES
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -110,7 +111,7 @@ def environments(pins: dict[str, str], ranges: dict[str, tuple[str, str]],
     oldest = {**tools, **{name: low for name, (low, _) in ranges.items()}, **oldest_extra}
     newest = [torch] + sorted(name for name in {*tools, *ranges} if name != "torch")
     return {
-        "ipywidgets7": Environment("ipywidgets7", "requirements.txt with Colab's widget stack",
+        "ipywidgets7": Environment("ipywidgets7", "requirements.txt with Colab's widget stack, on AVX2 kernels",
                                    exact(widgets7)),
         "oldest": Environment("oldest", "lower end of every range in pyproject.toml", exact(oldest)),
         "newest": Environment("newest", "newest release of everything but torch", newest, upgrade=True),
@@ -133,15 +134,15 @@ print(notebook.cells[0].outputs[0]["text"])
 '''
 
 
-def isolated_env(venv: Path) -> dict[str, str]:
+def isolated_env(venv: Path, backend: Backend = Backend("native", 1)) -> dict[str, str]:
     """The process environment for a run inside ``venv``: its bin first on PATH, private Jupyter
-    folders (so no kernelspec of this machine is used), one BLAS/torch thread as under make test."""
-    env = {key: value for key, value in os.environ.items()
+    folders (so no kernelspec of this machine is used), and ``backend``'s kernels and thread
+    count (by default this CPU's own with one thread, as under make test)."""
+    env = {key: value for key, value in backend_matrix.environment(backend).items()
            if key not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "JUPYTER_PATH")}
     for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR", "MPLCONFIGDIR"):
         env[name] = str(venv / "home" / name.lower())
         Path(env[name]).mkdir(parents=True, exist_ok=True)
-    env.update({variable: "1" for variable in LIBRARY_VARIABLES})
     env.update(VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
                PYDEVD_DISABLE_FILE_VALIDATION="1")  # ipykernel's debugger warns about frozen modules otherwise
     return env
@@ -236,8 +237,10 @@ def run(environment: Environment, python: str, reuse: bool, extra: list[str]) ->
             result.update(ok=True, outcome="every version is requirements.txt's: make test has run these tests")
             return result
         started = time.perf_counter()
+        backend = backend_matrix.IN_VERSION_ENVIRONMENTS.get(environment.name, Backend("native", 1))
+        log.write(f"\nnumeric backend: {backend.name} ({backend.stands_in_for})\n")
         code = run_logged([str(BUILD / environment.name / "bin" / "python"), *command()[1:], *paths(), *extra],
-                          log, env=isolated_env(BUILD / environment.name))
+                          log, env=isolated_env(BUILD / environment.name, backend))
         result["test_seconds"] = time.perf_counter() - started
     said = closing_line(log_path.read_text())
     result.update(ok=code == 0, outcome=said if code != NO_TESTS else f"pytest collected no tests ({said})")

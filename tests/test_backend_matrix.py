@@ -2,19 +2,27 @@
 the shared test command."""
 import pytest
 
-from scripts import backend_matrix
+from scripts import backend_matrix, test_versions
 from utils.threads import LIBRARY_VARIABLES
 
 
 def test_every_kernel_set_runs_with_one_and_two_threads_except_what_make_test_runs():
-    combinations = {(b.kernels, b.threads) for b in backend_matrix.backends()}
+    combinations = {(b.kernels, b.threads) for b in backend_matrix.stand_ins()}
     every = {(kernels, threads) for kernels in backend_matrix.KERNELS for threads in (1, 2)}
     assert combinations == every - {("native", 1)}  # native kernels on one thread: `make test`
-    assert len(combinations) == len(backend_matrix.backends())  # no combination twice
+    assert len(combinations) == len(backend_matrix.stand_ins())  # no combination twice
+
+
+def test_a_stand_in_run_by_a_version_environment_is_not_run_again_here():
+    moved = set(backend_matrix.IN_VERSION_ENVIRONMENTS.values())
+    assert moved == {backend_matrix.Backend("avx2", 1)}
+    assert set(backend_matrix.backends()) == set(backend_matrix.stand_ins()) - moved
+    assert set(backend_matrix.IN_VERSION_ENVIRONMENTS) <= set(test_versions.environments(
+        test_versions.read_pins(), test_versions.supported_ranges(), {}))
 
 
 def test_each_backend_sets_its_kernels_and_one_thread_count_for_every_library():
-    by_name = {b.name: b for b in backend_matrix.backends()}
+    by_name = {b.name: b for b in backend_matrix.stand_ins()}
     assert by_name["avx2"].variables == {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2",
                                          "OPENBLAS_CORETYPE": "Haswell", "OMP_NUM_THREADS": "1",
                                          "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}

@@ -17,6 +17,7 @@ import functools
 import hashlib
 import html.parser
 import http.server
+import json
 import shutil
 import threading
 from pathlib import Path
@@ -25,6 +26,7 @@ import nbformat
 import pytest
 
 from scripts import build_site
+from tests import built_once
 from tests.test_browser import _require_chromium as require_chromium  # skip without Chromium; fail with CI=true
 from tests.test_browser import SCREENSHOTS, lab_tools  # the Chromium set-up the browser tests share
 
@@ -230,17 +232,23 @@ def test_the_widget_renderers_fonts_are_where_either_of_its_font_paths_points(tm
 
 # ---- the built site in a browser ---------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    require_chromium()
-    base = tmp_path_factory.mktemp("site")
+def build_test_site(base: Path) -> None:
+    """The course's notebooks and the tiny one, built as a site into base/out (once per test run:
+    tests/built_once.py), with the builder's report in base/report.json."""
     notebooks = base / "notebooks"
     notebooks.mkdir()
     for path in NOTEBOOKS:
         shutil.copy2(path, notebooks / path.name)
     nbformat.write(tiny_notebook(), notebooks / TINY)
     report = build_site.build(base / "out", notebooks, base / "source")
-    return base / "out", base / "source", report
+    (base / "report.json").write_text(json.dumps(report))
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    require_chromium()
+    base = built_once.folder(tmp_path_factory, "site", build_test_site)
+    return base / "out", base / "source", json.loads((base / "report.json").read_text())
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
