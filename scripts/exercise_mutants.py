@@ -15,7 +15,8 @@ changes the result is decided apart from the checker: the mutant and the referen
 on the inputs the checker gave the reference, on those inputs slightly scaled and on
 all-zero inputs, and compared by value and (for torch) by the gradients of a fixed random
 projection. Where one check takes long, fewer mutants are tried, spread evenly over the
-sites (about 3 s of checking per exercise; ``--all`` tries every one, at most 40). Per
+sites (about 3 CPU seconds of checking per exercise, so a loaded machine tries the same
+mutants as a quiet one; ``--all`` tries every one, at most 40). Per
 exercise the report prints the mutants tried, those that change
 the result or gradients, how many the checker rejected, and how many of those got a
 specific message rather than the fallback ("Work through one entry by hand", or a
@@ -40,7 +41,7 @@ from scripts.exercises_report import load_cases
 from tests.exercise_support import _namespace, solution_sources
 
 MOST_MUTANTS = 40  # per exercise, spread evenly over the sites found
-SECONDS_PER_EXERCISE = 3.0  # fewer mutants (spread evenly) where one check takes long; --all tries every one
+SECONDS_PER_EXERCISE = 3.0  # CPU seconds: fewer mutants (spread evenly) where one check takes long; --all tries every one
 SPECIFIC_SHARE = 0.8
 FALLBACKS = ("Work through one entry by hand", "the checker could not finish")
 PROBE_TIME_LIMIT = 60.0  # only a mutant the checker accepted runs here, and those run as fast as the reference
@@ -374,14 +375,16 @@ def _define(sources: list[str], name: str):
     return namespace[name]
 
 
-def run_case(case, budget: float | None = None) -> dict:
+def run_case(case, budget: float | None = None, clock=time.process_time) -> dict:
     """Mutants of one exercise and what its checker did with each. A mutant the checker
     rejects changed something the checker observes; one it accepts is run against the
-    reference by the oracle, which tells whether it changes the result after all."""
+    reference by the oracle, which tells whether it changes the result after all. With a
+    ``budget``, one check's cost on ``clock`` sets how many mutants are tried: CPU seconds by
+    default, which other work on the machine does not inflate as it does wall time."""
     sources, index = _solution_cell(case.notebook, case.name)
-    start = time.perf_counter()
+    start = clock()
     oracle = Oracle(case.exercise, _define(sources, case.name))  # one check, and the reference on its inputs
-    most = MOST_MUTANTS if budget is None else max(6, min(MOST_MUTANTS, int(budget / (time.perf_counter() - start))))
+    most = MOST_MUTANTS if budget is None else max(6, min(MOST_MUTANTS, int(budget / max(clock() - start, 1e-9))))
     row = {"made": 0, "changed": 0, "rejected": 0, "specific": 0, "accepted": [], "fallback": []}
     for mutant in mutants(sources[index], oracle.uses_torch(), most):
         row["made"] += 1

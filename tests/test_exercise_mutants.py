@@ -1,5 +1,7 @@
 """scripts/exercise_mutants.py: it makes the mutants it promises, flags a checker that
 accepts a mutant changing the result, and the course's fast checkers reject all of theirs."""
+import itertools
+
 import numpy as np
 import pytest
 
@@ -49,3 +51,12 @@ FAST = [case for case in exercises_report.load_cases() if case.notebook[:2] in (
 def test_the_course_checkers_reject_every_mutant_that_changes_the_result(case):
     row = exercise_mutants.run_case(case)
     assert row["made"] > 0 and row["accepted"] == []
+
+
+def test_how_many_mutants_a_budget_allows_is_decided_on_the_clock_given():
+    case = next(case for case in FAST if case.id == "03-finite_difference_jacobian")  # 21 mutants, quick
+    every = exercise_mutants.run_case(case)["made"]
+    readings = itertools.count(0.0, 100.0)  # one check seems to take 100 s, however fast it is
+    assert exercise_mutants.run_case(case, budget=3.0, clock=lambda: next(readings))["made"] == 6 < every
+    instant = itertools.repeat(0.0)  # or no time at all: every mutant fits
+    assert exercise_mutants.run_case(case, budget=3.0, clock=lambda: next(instant))["made"] == every
