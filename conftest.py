@@ -8,12 +8,18 @@ their last printed digit unless the cell declares its own rule (so a stored outp
 on any CPU, numeric backend and thread count). tests/test_notebooks_saved.py checks that
 every notebook was saved with its outputs.
 """
+import os
 import sys
 
-import pytest
+# A learner's answer may run 20 s in a check (utils.exercises.core.TIME_LIMIT); under the tests,
+# which a loaded machine can slow many times over, only a hang may hit the limit. Set before utils
+# is imported, for this process and every kernel it starts.
+os.environ.setdefault("COURSE_TIME_LIMIT", "600")
 
-from tests import output_tolerance
-from utils.threads import fit_cpu_share
+import pytest  # noqa: E402
+
+from tests import output_tolerance  # noqa: E402
+from utils.threads import fit_cpu_share  # noqa: E402
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 

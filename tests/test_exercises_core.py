@@ -531,3 +531,12 @@ def test_minus_infinity_is_told_apart_from_an_overflow():
         core.expect_close(np.array([-np.inf, 1.0]), np.array([2.0, 1.0]), name="f", shown="x")
     with pytest.raises(Mistake, match="returned infinity .* past float64's range"):
         core.expect_close(np.array([np.inf, 1.0]), np.array([2.0, 1.0]), name="f", shown="x")
+
+
+def test_a_learner_has_20_s_and_the_tests_set_their_own_limit_in_words():
+    assert core._time_limit_setting({}) == 20.0
+    assert core._time_limit_setting({"COURSE_TIME_LIMIT": "600"}) == 600.0
+    for bad in ("soon", "0", "-5", "inf", "nan"):
+        with pytest.raises(ValueError, match="COURSE_TIME_LIMIT must be a number of seconds above 0"):
+            core._time_limit_setting({"COURSE_TIME_LIMIT": bad})
+    assert core.TIME_LIMIT == 600.0  # conftest.py's, for these tests and their kernels
