@@ -50,11 +50,12 @@ RUN_ALONE = ("tests/test_browser.py", "tests/test_binder.py",  # long tests: a J
 
 
 def _start_early(item) -> tuple[int, int]:
-    """Long work first, so the two workers finish together: slow tests, then the notebooks'
+    """Long work first, so the two workers finish together: slow tests (one of its own, such as
+    the Binder install or the site, then those of a notebook, latest first), then the notebooks'
     cells, then the browser tests, then unit tests. Notebooks 06-08 train networks, so
     later notebooks go first."""
-    if item.get_closest_marker("slow"):
-        return 0, 0
+    if item.get_closest_marker("slow"):  # one long test (Binder, the site) first, then a notebook's, latest first
+        return (0, -_notebook_number(item.callspec.id)) if hasattr(item, "callspec") else (0, -100)
     if hasattr(item, "cell"):
         return 1, -_notebook_number(item.path.name)
     if item.get_closest_marker("browser") and hasattr(item, "callspec"):

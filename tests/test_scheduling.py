@@ -97,3 +97,13 @@ def test_each_notebook_runs_on_one_worker_and_the_browser_tests_on_both():
         assert max(runs, key=len) == [nodeid for nodeid in nodeids if group in nodeid]  # in order
     browser = [[nodeid for nodeid in worker.ran if "test_browser.py" in nodeid] for worker in workers]
     assert list(map(len, browser)) == [1, 1], browser
+
+
+def test_slow_tests_of_later_notebooks_start_before_earlier_ones():
+    items = [Item("tests/test_nbgrader.py::test_grades[02]", marker="slow", param="02"),
+             Item("tests/test_nbgrader.py::test_grades[11]", marker="slow", param="11"),
+             Item("tests/test_binder.py::test_install", marker="slow"),
+             Item("tests/test_slopes.py::test_a")]
+    conftest.pytest_collection_modifyitems(None, items)
+    assert [item.nodeid.split("::")[1] for item in items] == ["test_install", "test_grades[11]", "test_grades[02]",
+                                                              "test_a"]
