@@ -3,7 +3,7 @@ itself, binder/ pins what requirements.txt pins, and (slow) an environment built
 repo2docker builds it runs a notebook in well under Binder's 2 GB of memory.
 
 repo2docker reads only binder/ when it exists: binder/runtime.txt picks Python,
-binder/requirements.txt is installed with pip from the repository root (so ``-e .``
+binder/requirements.txt is installed with pip from the repository root (so its line ``.``
 installs utils), on top of a base image that already has JupyterLab 4 and ipykernel.
 """
 from __future__ import annotations
@@ -25,12 +25,12 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from scripts.course_repository import BRANCH, REPOSITORY
 from utils.threads import LIBRARY_VARIABLES
 
 ROOT = Path(__file__).resolve().parent.parent
 BINDER = ROOT / "binder"
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-REPOSITORY = "residual-course/residual-connections"
 BADGE_IMAGE = "https://mybinder.org/badge_logo.svg"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 BADGE = re.compile(r"\[!\[Binder\]\((?P<image>[^)]*)\)\]\((?P<url>https://mybinder\.org/v2/gh/[^)\s]*)\)")
@@ -53,11 +53,11 @@ def badge_line(notebook_name: str) -> str:
 
 def read_pins(path: Path) -> dict[str, Requirement]:
     """Requirements of a pip requirements file by canonical name (options, comments and
-    local paths such as ``-e .`` are left out)."""
+    local paths such as ``.`` or ``-e .`` are left out)."""
     pins = {}
     for line in path.read_text().splitlines():
         line = line.split("#", 1)[0].strip()
-        if line and not line.startswith("-"):
+        if line and not line.startswith(("-", ".", "/")):
             requirement = Requirement(line)
             pins[canonicalize_name(requirement.name)] = requirement
     return pins
@@ -108,7 +108,7 @@ def test_the_colab_badge_opens_the_same_repository_as_the_binder_badge(path):
     binder_slugs = {BINDER_SLUG.match(badge["url"])["slug"] for badge in BADGE.finditer(text)}
     assert binder_slugs == {REPOSITORY} and colab[0]["slug"] == REPOSITORY, (
         f"{path.name}: Colab opens {colab[0]['slug']}, Binder opens {binder_slugs}; both must open {REPOSITORY}")
-    assert colab[0]["path"] == wanted and colab[0]["branch"] == "main", f"{path.name}: the Colab badge opens {colab[0]['path']}"
+    assert colab[0]["path"] == wanted and colab[0]["branch"] == BRANCH, f"{path.name}: the Colab badge opens {colab[0]['path']}"
     binder_line = next(line for line in text.splitlines() if BADGE.search(line))
     assert COLAB_BADGE.search(binder_line), f"{path.name}: put the Colab badge beside the Binder badge, on its line"
 
@@ -130,9 +130,11 @@ def test_binder_installs_cpu_torch_and_leaves_jupyterlab_to_the_base_image():
     assert f"--extra-index-url {CPU_INDEX}" in lines, f"binder/requirements.txt needs --extra-index-url {CPU_INDEX}"
     assert pinned_version(pins["torch"]).local == "cpu", "pin the CPU wheel: torch==VERSION+cpu (the CUDA one is 6-8 GB)"
     assert "jupyterlab" not in pins, "the Binder base image has JupyterLab 4; do not pin it in binder/requirements.txt"
+    assert "." in lines, "binder/requirements.txt must install the utils package: a line '.'"
+    assert "-e ." not in lines, ("install utils into the environment ('.'), not editable: on Zero to JupyterHub each "
+                                 "student's volume hides the home folder an editable install points into")
+    assert "nbgitpuller" in pins, "binder/requirements.txt needs nbgitpuller: a hub's first page is /git-pull"
     post_build = BINDER / "postBuild"
-    installs_utils = "-e ." in lines or (post_build.is_file() and "pip install" in post_build.read_text())
-    assert installs_utils, "binder/ must install the utils package: '-e .' in requirements.txt or a postBuild"
     if post_build.is_file():
         assert "set -e" in post_build.read_text(), "binder/postBuild must start with set -e so a failed step fails the build"
 
@@ -161,7 +163,7 @@ def _imported_top_level_names(path: Path) -> set[str]:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_every_import_of_the_notebook_is_installed_on_binder(path):
     provided = set(read_pins(BINDER / "requirements.txt")) | {canonicalize_name(p) for p in BASE_IMAGE_PACKAGES}
-    provided.add("residual-course-utils")  # -e . / postBuild
+    provided.add("residual-course-utils")  # the line '.' 
     missing = sorted(name for name in _imported_top_level_names(path) - set(sys.stdlib_module_names)
                      if canonicalize_name(IMPORT_TO_DISTRIBUTION.get(name, name)) not in provided)
     assert not missing, f"{path.name} imports {missing}, which binder/requirements.txt does not install"
