@@ -16,7 +16,7 @@ NPM_CI := npm ci --ignore-scripts --no-audit --no-fund
 # their SHA-256 in a stamp inside what it installed); otherwise it is a check of a few ms.
 STAMPED := $(PYTHON) -m scripts.stamped
 
-.PHONY: install venv npm-site lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site
+.PHONY: install venv npm-site lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site links
 
 # Everything `make test` needs: the course's venv and the site's npm packages.
 install: venv npm-site
@@ -107,3 +107,9 @@ classroom: venv classroom/node_modules/.package-lock.json
 # open build/site/index.html. See README, "The course as a website".
 site: install
 	$(BIN)/python -m scripts.build_site
+
+# Every link that names the repository (notebooks' and README's badges, the Zero to JupyterHub
+# first page), written from pyproject.toml's [tool.course] repository: run after changing it
+# (README, "Fork it").
+links: venv
+	$(BIN)/python -m scripts.write_links

@@ -313,7 +313,7 @@ def build(out: Path = DEFAULT_OUT, notebooks: Path = ROOT / "notebooks", work: P
     command = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", str(max(1, int(cpu_share()))),
                "-c", str(SITE), str(work), str(out)]
     environment = {**os.environ, "COURSE_SITE_ASSETS": str(assets)}
-    subprocess.run(command, check=True, env=environment)
+    subprocess.run(command, check=True, env=environment, cwd=ROOT)  # site/conf.py imports scripts.course_repository
     clocks.append(("sphinx", _clock()))
     shutil.copytree(work / "downloads", out / "downloads")
     clocks.append(("downloads", _clock()))

@@ -14,7 +14,9 @@ The committed notebooks are the teacher edition. In the student edition:
 - cells tagged ``solution`` or ``check`` lose their outputs and execution counts, so the
   only check output a learner sees is the one their own code produces.
 
-Everything else (prose, figures, the other cells' outputs) is kept. The folder also gets
+Everything else (prose, figures, the other cells' outputs) is kept, except that the Binder and
+Colab badges open the student edition's branch of the course's repository (``student-branch``
+in pyproject.toml's ``[tool.course]``), where a teacher publishes it. The folder also gets
 what a learner needs to run the notebooks (``utils/``, ``requirements.txt``,
 ``pyproject.toml``, ``binder/``, the ``Makefile``) and a short README, so it can be zipped
 and handed out, or committed to a branch of its own and opened on Binder.
@@ -30,6 +32,9 @@ import sys
 from pathlib import Path
 
 import nbformat
+
+from scripts import notebook_header
+from scripts.course_repository import STUDENT_BRANCH
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "build" / "student"
@@ -143,12 +148,15 @@ def student_notebook(notebook, number: str):
     return notebook
 
 
-STUDENT_README = """# Residual connections, interactively: student edition
+STUDENT_README = f"""# Residual connections, interactively: student edition
+
+{notebook_header.badges_line("00_start_here.ipynb", STUDENT_BRANCH)}
 
 The notebooks in `notebooks/` are the course with the exercises left for you. In each
 exercise, replace the line `raise NotImplementedError(...)` with your code, run the cell,
 then run the check cell below it: it says what is right and the first thing that is wrong.
-Stuck? Run `ex.<name>.hint()` (again for the next hint).
+Stuck? Run `ex.<name>.hint()` (again for the next hint). The badges above open it on Binder
+or Colab once your teacher has published it on the branch `{STUDENT_BRANCH}`.
 
 To run it on your computer (Python 3.11 or newer): `make lab`, or
 `python -m pip install -r requirements.txt && python -m pip install -e .` and then
@@ -177,6 +185,8 @@ def build(out: Path = DEFAULT_OUT, notebooks: Path = ROOT / "notebooks") -> list
     written = []
     for path in sources:
         student = student_notebook(nbformat.read(path, as_version=4), path.name[:2])
+        if student.cells and student.cells[0].cell_type == "markdown":
+            student.cells[0].source = notebook_header.with_badges(student.cells[0].source, path.name, STUDENT_BRANCH)
         target = out / "notebooks" / path.name
         nbformat.write(student, target)
         written.append(target)

@@ -1,5 +1,7 @@
-"""The course's GitHub repository (owner/name) and branch, read from ``[tool.course]`` in
-pyproject.toml: the one place a fork changes, so every link written from here follows it."""
+"""The course's GitHub repository (owner/name) and branches, read from ``[tool.course]`` in
+pyproject.toml: the one place a fork changes. Every link that names the repository is written
+from here (``python -m scripts.write_links``; README, "Fork it"), and
+tests/test_course_repository.py fails when one disagrees."""
 from __future__ import annotations
 
 import tomllib
@@ -15,3 +17,5 @@ def _course_table() -> dict:
 
 REPOSITORY: str = _course_table()["repository"]
 BRANCH: str = _course_table()["branch"]
+STUDENT_BRANCH: str = _course_table()["student-branch"]  # where a teacher pushes build/student/ (README, "For teachers")
+GITHUB_URL = f"https://github.com/{REPOSITORY}"

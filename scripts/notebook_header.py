@@ -1,12 +1,14 @@
 #!/usr/bin/env python
 """Give every notebook the course's header: Binder and Colab badges, then a setup cell.
 
-    python -m scripts.notebook_header                        # every notebook
+    python -m scripts.notebook_header                        # every notebook, and the README's badges
     python -m scripts.notebook_header notebooks/04_*.ipynb   # just these
 
 Idempotent: run it again and nothing changes. In the first (markdown) cell, the line with the
 Binder badge becomes the badges line (Binder, then Open in Colab, both opening this notebook);
-without a Binder badge, the badges line goes under the title. The setup cell (SETUP_SOURCE,
+without a Binder badge, the badges line goes under the title. The README's badges line (opening
+notebook 00) is written the same way. The links name the repository of ``[tool.course]`` in
+pyproject.toml (scripts/course_repository.py). The setup cell (SETUP_SOURCE,
 tagged ``course-setup``, and ``remove-cell`` for the site) becomes the first code cell, right after the header. Outputs of other
 cells are left alone: re-execute the notebooks afterwards (make execute).
 """
@@ -19,11 +21,12 @@ from pathlib import Path
 
 import nbformat
 
-from scripts.course_repository import BRANCH, REPOSITORY  # the one place the repository is named
+from scripts.course_repository import BRANCH, GITHUB_URL, REPOSITORY  # the one place the repository is named
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-COURSE_ARCHIVE = f"https://github.com/{REPOSITORY}/archive/{BRANCH}.zip"  # what the setup cell installs on Colab
+README = ROOT / "README.md"
+COURSE_ARCHIVE = f"{GITHUB_URL}/archive/{BRANCH}.zip"  # what the setup cell installs on Colab
 SETUP_TAG = "course-setup"
 SITE_TAG = "remove-cell"  # the course site (scripts/build_site.py) leaves the setup cell out
 BINDER_BADGE = re.compile(r"\[!\[Binder\]\([^)]*\)\]\(https://mybinder\.org/v2/gh/[^)\s]*\)")
@@ -43,32 +46,34 @@ if importlib.util.find_spec("utils") is None:
           f"(no network?); the cells below need it. pip said: {{(pip.stderr.strip().splitlines() or ['nothing'])[-1]}}")'''
 
 
-def binder_badge(name: str) -> str:
-    """Markdown of the badge that opens ``notebooks/<name>`` in JupyterLab on mybinder.org."""
-    return (f"[![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/{REPOSITORY}/HEAD"
+def binder_badge(name: str, branch: str | None = None) -> str:
+    """Markdown of the badge that opens ``notebooks/<name>`` in JupyterLab on mybinder.org, from
+    the default branch (HEAD), or from ``branch`` (the student edition's)."""
+    return (f"[![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/{REPOSITORY}/{branch or 'HEAD'}"
             f"?urlpath=lab/tree/notebooks/{name})")
 
 
-def colab_badge(name: str) -> str:
-    """Markdown of the badge that opens ``notebooks/<name>`` in Google Colab."""
+def colab_badge(name: str, branch: str | None = None) -> str:
+    """Markdown of the badge that opens ``notebooks/<name>`` in Google Colab, from the default
+    branch or from ``branch``."""
     return (f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
-            f"(https://colab.research.google.com/github/{REPOSITORY}/blob/{BRANCH}/notebooks/{name})")
+            f"(https://colab.research.google.com/github/{REPOSITORY}/blob/{branch or BRANCH}/notebooks/{name})")
 
 
-def badges_line(name: str) -> str:
-    return f"{binder_badge(name)} {colab_badge(name)}"
+def badges_line(name: str, branch: str | None = None) -> str:
+    return f"{binder_badge(name, branch)} {colab_badge(name, branch)}"
 
 
-def with_badges(header: str, name: str) -> str:
-    """The header cell's markdown with the badges line in place of the Binder badge's line,
-    or under the title if there is none."""
+def with_badges(header: str, name: str, branch: str | None = None) -> str:
+    """The header cell's markdown with the badges line (opening ``branch``, see binder_badge) in
+    place of the Binder badge's line, or under the title if there is none."""
     lines = header.split("\n")
     for index, line in enumerate(lines):
         if BINDER_BADGE.search(line):
-            lines[index] = badges_line(name)
+            lines[index] = badges_line(name, branch)
             return "\n".join(lines)
     title = next((i for i, line in enumerate(lines) if line.startswith("# ")), -1)
-    lines.insert(title + 1, badges_line(name))
+    lines.insert(title + 1, badges_line(name, branch))
     return "\n".join(lines)
 
 
@@ -89,16 +94,31 @@ def update(notebook, name: str) -> bool:
         setup.metadata["tags"].append(SITE_TAG)
     notebook.cells = [cell for cell in notebook.cells if not is_setup_cell(cell)]
     if setup.source != SETUP_SOURCE:
-        setup.source, setup.outputs, setup.execution_count = SETUP_SOURCE, [], None
+        if setup.outputs:  # they described the old source; an empty output stays true (utils installed)
+            setup.outputs, setup.execution_count = [], None
+        setup.source = SETUP_SOURCE
     setup.id = SETUP_TAG  # a stable cell id keeps diffs small
     notebook.cells.insert(1, setup)
     return nbformat.writes(notebook) != before
 
 
+def update_readme(path: Path = README) -> bool:
+    """Rewrite the README's badges line (Binder and Colab, opening notebook 00); True if it changed."""
+    before = path.read_text()
+    if not BINDER_BADGE.search(before):
+        raise ValueError(f"{path}: no Binder badge line to rewrite")
+    after = with_badges(before, "00_start_here.ipynb")
+    if after != before:
+        path.write_text(after)
+    return after != before
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to update (default: all in notebooks/)")
+    parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to update (default: all in notebooks/, and README.md)")
     args = parser.parse_args(argv)
+    if not args.notebooks:
+        print(f"README.md: {'updated' if update_readme() else 'already up to date'}")
     for path in args.notebooks or sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
         notebook = nbformat.read(path, as_version=4)
         changed = update(notebook, path.name)

@@ -7,6 +7,10 @@ MathJax are served from _static (the defaults load them from CDNs)."""
 import os
 from pathlib import Path
 
+# The repository's one setting (pyproject.toml's [tool.course]); scripts/build_site.py runs Sphinx
+# from the repository root, where the scripts package is found.
+from scripts.course_repository import BRANCH, GITHUB_URL
+
 ROOT = Path(__file__).resolve().parent.parent  # autodoc imports utils as installed: editable, from this checkout
 
 project = "Residual connections, interactively"
@@ -34,8 +38,8 @@ html_title = project
 html_favicon = "favicon.svg"  # else browsers ask for /favicon.ico, which the site does not have
 html_last_updated_fmt = None
 html_theme_options = {
-    "repository_url": "https://github.com/residual-course/residual-connections",
-    "repository_branch": "main",
+    "repository_url": GITHUB_URL,
+    "repository_branch": BRANCH,
     "use_repository_button": True,
     "use_download_button": False,  # each notebook page links its own notebook and student edition
     "show_toc_level": 2,
