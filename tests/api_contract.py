@@ -342,6 +342,7 @@ VALID = {
     "utils.transformer.TransformerBlock": lambda: dict(d=8, heads=2),
     "utils.transformer.TinyTransformer": lambda: dict(depth=2, d=8, heads=2),
     "utils.transformer.residual_stream": lambda: dict(model=_transformer(), x=_stream_input()),
+    "utils.depth_aggregation.depth_average_stream": lambda: dict(model=_transformer(), x=_stream_input()),
     "utils.transformer.attention_logits": lambda: dict(model=_transformer(), x=_stream_input()),
     "utils.transformer.adam_steps": lambda: dict(model=_transformer(), x=_stream_input(),
                                                  labels=_stream_labels(), steps=2),

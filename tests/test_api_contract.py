@@ -29,7 +29,7 @@ PAIRS = [(name, parameter.name) for name, function in CALLABLES.items()
 
 # Words some parameter accepts as a choice: a drawn string must not be one of them.
 CHOICE_WORDS = {"pre", "post", "rezero", "plain", "residual", "block", "layer", "default", "scaled", "gpt2",
-                "fixup"}
+                "fixup", "forward", "backward"}
 
 # Further values of each kind of KINDS, drawn by Hypothesis.
 STRATEGIES = {

@@ -43,6 +43,20 @@ def test_constrained_products_keep_gain_one_and_unconstrained_grow():
     assert np.allclose(hc.composite_gain(same), 1.0)
 
 
+def test_backward_gain_is_the_largest_column_sum_of_the_product():
+    first = torch.tensor([[1.0, 2.0], [0.0, 1.0]], dtype=torch.float64)  # rows sum to 3 and 1, columns to 1 and 3
+    second = torch.tensor([[1.0, 0.0], [-1.0, 1.0]], dtype=torch.float64)
+    product = second @ first  # [[1, 2], [-1, -1]]: rows sum to 3 and 2 in absolute value, columns to 2 and 3
+    forward, backward = (hc.composite_gain([first, second], direction=d) for d in ("forward", "backward"))
+    assert np.allclose(forward, [3.0, float(product.abs().sum(1).max())])
+    assert np.allclose(backward, [3.0, float(product.abs().sum(0).max())])
+    assert np.allclose(hc.composite_gain([first.T], direction="backward"), hc.composite_gain([first]))
+    doubly = hc.mixing_matrices(16, constrained=True)
+    assert np.allclose(hc.composite_gain(doubly, direction="backward"), 1.0, atol=1e-3)
+    with pytest.raises(ValueError, match="direction"):
+        hc.composite_gain([first], direction="sideways")
+
+
 def test_one_stream_identity_mixing_is_the_residual_block():
     layer = hc.hyper_stack(1, streams=1, spread=0.0, d=8)[0]
     x = torch.randn(3, 1, 8, dtype=torch.float64)

@@ -14,7 +14,8 @@ from torch import nn
 
 from .blocks import LayerNormResidualBlock
 from .plotting import PALETTE, _plot_log_safe, _log_ticks
-from .validation import check_bool, check_cost, check_figure, check_float, check_int, check_tensor, invalid
+from .validation import (check_bool, check_choice, check_cost, check_figure, check_float, check_int, check_tensor,
+                         invalid)
 
 __all__ = ["sinkhorn", "mixing_matrices", "composite_gain", "hyper_stack", "draw_composite_gain"]
 
@@ -53,9 +54,12 @@ def mixing_matrices(depth: int, streams: int = 4, *, spread: float = 0.2, constr
     return [sinkhorn(torch.exp(4 * eye + spread * g), 50) if constrained else eye + spread * g for g in noises]
 
 
-def composite_gain(matrices) -> np.ndarray:
-    """The most the skip path can amplify a stream after l = 1, 2, ..., L layers: the infinity norm
-    (largest absolute row sum) of H_l ... H_1, exactly 1 for doubly stochastic matrices."""
+def composite_gain(matrices, *, direction: str = "forward") -> np.ndarray:
+    """The most the skip path can amplify a signal after l = 1, 2, ..., L layers, exactly 1 for
+    doubly stochastic matrices. ``"forward"``: a stream, the largest absolute row sum of
+    H_l ... H_1; ``"backward"``: a gradient coming back through it (X <- H X sends H^T times the
+    gradient back), the largest absolute column sum, the measure mHC uses for the backward pass."""
+    direction = check_choice("direction", direction, ("forward", "backward"))
     if not isinstance(matrices, (list, tuple)) or not matrices:
         raise invalid("matrices", "a non-empty list of square tensors (from mixing_matrices)", matrices,
                       error=TypeError)
@@ -64,7 +68,8 @@ def composite_gain(matrices) -> np.ndarray:
         if matrix.shape[0] != matrix.shape[1] or matrix.shape != matrices[0].shape:
             raise invalid("matrices", "square tensors all of the same size", matrix)
     products = accumulate((matrix.double() for matrix in matrices), lambda product, matrix: matrix @ product)
-    return np.array([float(product.abs().sum(dim=1).max()) for product in products])
+    summed = 1 if direction == "forward" else 0  # row sums, or column sums
+    return np.array([float(product.abs().sum(dim=summed).max()) for product in products])
 
 
 class _HyperConnectionLayer(nn.Module):
