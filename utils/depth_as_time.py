@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from .plotting import PALETTE, _log_ticks
-from .validation import check_cost, check_figure, check_float, check_int, check_tensor, invalid
+from .validation import check_cost, check_figure, check_float, check_int, check_sequence, check_tensor, invalid
 
 __all__ = ["smooth_weights", "independent_weights", "residual_flow", "relative_distance", "draw_convergence"]
 
@@ -91,7 +91,8 @@ def draw_convergence(fig, errors: dict, depths) -> str:
     against depth, with a dashed line falling like 1/L through the first curve's first point;
     returns each curve's slope between its first and last depth."""
     check_figure("fig", fig)
-    depths = np.asarray([check_int("depths", d, minimum=1) for d in depths], dtype=np.float64)
+    depths = np.asarray([check_int("depths", d, minimum=1) for d in check_sequence("depths", depths, what="depths")],
+                        dtype=np.float64)
     if depths.size < 2:
         raise invalid("depths", "at least two depths", depths)
     if not isinstance(errors, dict) or not errors:

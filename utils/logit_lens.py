@@ -14,7 +14,7 @@ from torch import nn
 from .mlp import MLP
 from .plotting import PLAIN_COLOR, RESIDUAL_COLOR
 from .training import _as_data
-from .validation import check_figure, check_module, invalid
+from .validation import check_figure, check_float, check_module, check_tensor, invalid
 
 __all__ = ["lens_logits", "lens_scores", "draw_lens"]
 
@@ -37,7 +37,10 @@ def lens_logits(model, x) -> torch.Tensor:
     statistics; the model's own mode is restored): a tensor (blocks + 1, n, classes) whose last
     entry is the model's output."""
     check_module("model", model, MLP, what=_AN_MLP)
-    x, _ = _as_data(model, x, torch.zeros(len(x) if hasattr(x, "__len__") else 0, dtype=torch.int64))
+    first = model.stem[0]
+    check_tensor("x", x, ndim=2, last_dim=first.in_features, shape_text=f"(n, {first.in_features})")
+    if x.dtype != first.weight.dtype or len(x) == 0:
+        raise invalid("x", f"a non-empty {first.weight.dtype} tensor, as model's first layer takes", x)
     was_training = model.training
     model.eval()
     try:
@@ -66,6 +69,7 @@ def draw_lens(fig, scores: dict, *, chance: float = 0.1) -> str:
     one per seed: then their median); plain networks (label starting "plain") in the course's
     plain colour; a dashed line at ``chance``. Returns each line's accuracy at its middle block."""
     check_figure("fig", fig)
+    chance = check_float("chance", chance, minimum=0.0, maximum=1.0)
     if not isinstance(scores, dict) or not scores:
         raise invalid("scores", "a non-empty dict label -> accuracies per position", scores, error=TypeError)
     fig.clear()

@@ -14,7 +14,7 @@ import torch
 
 from .depth_as_time import _check_flow, _flow
 from .plotting import PALETTE, _log_ticks
-from .validation import check_choice, check_cost, check_figure, check_float, check_int, invalid
+from .validation import check_choice, check_cost, check_figure, check_float, check_int, check_sequence, invalid
 
 __all__ = ["DTYPES", "half_ulp", "repeated_sum", "rounded_flow", "draw_drift"]
 
@@ -67,7 +67,8 @@ def draw_drift(fig, errors: dict, depths) -> str:
     of ``depths``); the first entry is the float64 stack, drawn dashed in grey. Returns, per
     entry, the depth at which it is furthest below or above the float64 error."""
     check_figure("fig", fig)
-    depths = np.asarray([check_int("depths", d, minimum=1) for d in depths], dtype=np.float64)
+    depths = np.asarray([check_int("depths", d, minimum=1) for d in check_sequence("depths", depths, what="depths")],
+                        dtype=np.float64)
     if not isinstance(errors, dict) or len(errors) < 2:
         raise invalid("errors", "a dict label -> one error per depth, float64 first, then at least one more",
                       errors, error=TypeError)
