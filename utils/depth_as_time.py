@@ -34,7 +34,7 @@ def smooth_weights(depth: int, d: int = 16, *, seed: int = 0) -> torch.Tensor:
     generator = torch.Generator().manual_seed(check_int("seed", seed, minimum=0))
     a, b = (torch.randn(d, d, generator=generator, dtype=torch.float64) / math.sqrt(d) for _ in range(2))
     t = (torch.arange(depth, dtype=torch.float64) / depth)[:, None, None]
-    return a * torch.cos(math.pi * t) + b * torch.sin(math.pi * t)
+    return (a * torch.cos(math.pi * t)).add_(b * torch.sin(math.pi * t))  # in place: two depth x d x d tensors at most
 
 
 def independent_weights(depth: int, d: int = 16, *, seed: int = 0) -> torch.Tensor:
