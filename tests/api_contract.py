@@ -120,6 +120,12 @@ ACCEPTS = {
     "utils.depth_scaling.first_step_change": {"alpha": "zero", "lr": "zero"},  # no multiplier; no step
     "utils.transformer.adam_steps": {"lr": "zero"},  # a step that changes nothing
     "utils.depth_scaling.draw_lr_sweep": {"diverged": "zero huge"},  # any threshold for "diverged"
+    "utils.depth_as_time.residual_flow": {"scale": "zero"},  # no branch: the identity
+    "utils.low_precision.rounded_flow": {"scale": "zero"},
+    # Any start and write (past the format's range the sum overflows to inf, as the format does); no write at all.
+    "utils.low_precision.repeated_sum": {"start": "negative zero huge", "write": "negative zero huge", "count": "zero"},
+    "utils.low_precision.half_ulp": {"value": "negative huge"},  # |value| only; refused past the format's range
+    "utils.logit_lens.draw_lens": {"chance": "zero"},  # a line at 0
 }
 
 
@@ -146,6 +152,18 @@ def _data(n: int = 12, features: int = 4):
 
     x = torch.randn(n, features, generator=torch.Generator().manual_seed(0))
     return x, torch.arange(n) % 3
+
+
+def _flow_input():
+    import torch
+
+    return torch.ones(2, 3, dtype=torch.float64)
+
+
+def _flow_weights():
+    import torch
+
+    return torch.eye(3, dtype=torch.float64).expand(2, 3, 3).clone()
 
 
 def _positive_matrix():
@@ -320,6 +338,20 @@ VALID = {
                                                  lrs=(1e-3,), steps=1, seeds=(0,), batch_size=4),
     "utils.depth_scaling.draw_lr_sweep": lambda: dict(fig=_figure(), sweep={(1.0, 6): np.array([1.0])}, lrs=(1e-3,)),
     "utils.depth_scaling.first_step_change": lambda: dict(depth=6, alpha=1.0, x=_data(8, 64)[0], y=_data(8, 64)[1]),
+    "utils.depth_as_time.smooth_weights": lambda: dict(depth=3, d=4),
+    "utils.depth_as_time.independent_weights": lambda: dict(depth=3, d=4),
+    "utils.depth_as_time.residual_flow": lambda: dict(x=_flow_input(), weights=_flow_weights(), scale=0.5),
+    "utils.depth_as_time.relative_distance": lambda: dict(a=_flow_input() * 2, b=_flow_input()),
+    "utils.depth_as_time.draw_convergence": lambda: dict(fig=_figure(), errors={"a": [0.1, 0.05]}, depths=(2, 4)),
+    "utils.logit_lens.lens_logits": lambda: dict(model=_mlp(), x=_data()[0]),
+    "utils.logit_lens.lens_scores": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
+    "utils.logit_lens.draw_lens": lambda: dict(fig=_figure(), scores={"residual": [0.5, 0.9], "plain": [0.1, 0.9]}),
+    "utils.low_precision.half_ulp": lambda: dict(value=1.0, dtype="bfloat16"),
+    "utils.low_precision.repeated_sum": lambda: dict(start=1.0, write=0.001, count=3, dtype="float16"),
+    "utils.low_precision.rounded_flow": lambda: dict(x=_flow_input(), weights=_flow_weights(), scale=0.5,
+                                                     stream="bfloat16"),
+    "utils.low_precision.draw_drift": lambda: dict(fig=_figure(), errors={"float64": [0.1, 0.05], "bf16": [0.1, 0.2]},
+                                                   depths=(2, 4)),
     "utils.recipes.deepnorm_constants": lambda: dict(layers=12),
     "utils.recipes.branches": lambda: dict(depth=56),
     "utils.recipes.build_deep_mlp": lambda: dict(depth=6, width=8, in_features=4),
