@@ -32,6 +32,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from utils.exercises import attempts
 from utils.validation import check_int
 
 NOT_DONE = "not done yet"
@@ -119,7 +120,13 @@ class Exercise:
         """Run the checker on ``answer``; never raises, whatever ``answer`` is. What the
         learner's code prints is captured and shown shortened after the verdict; global
         state it changes (NumPy's error handling, torch's grad mode and default dtype, the
-        random generators) is put back as it was."""
+        random generators) is put back as it was. A learner who opted in to the log of
+        checks (:mod:`utils.exercises.attempts`) gets a line added to it."""
+        feedback = self._verdict(answer)
+        attempts.note(feedback)
+        return feedback
+
+    def _verdict(self, answer) -> Feedback:
         printed = _Captured()
         try:
             with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), \
