@@ -37,10 +37,10 @@ def wrapped(feedback: Feedback, width: int = WIDTH) -> str:
 
 
 def record(feedback: Feedback) -> dict:
-    """What the class report reads: the exercise's number, whether it passed, whether it was
-    attempted, and the mistake's key ("" when there is none). Never the learner's code."""
-    return {"exercise": feedback.number, "passed": feedback.passed, "attempted": feedback.attempted,
-            "mistake": feedback.mistake}
+    """What the class report reads: the exercise's number and title, whether it passed, whether
+    it was attempted, and the mistake's key ("" when there is none). Never the learner's code."""
+    return {"exercise": feedback.number, "title": feedback.exercise, "passed": feedback.passed,
+            "attempted": feedback.attempted, "mistake": feedback.mistake}
 
 
 def graded(feedback: Feedback) -> None:
