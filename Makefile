@@ -13,7 +13,8 @@ CLASSROOM_PORT ?= 8000
 PIP_EXTRA ?=
 NPM_STAMP := site/node_modules/.package-lock.json
 
-.PHONY: lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site
+.PHONY: lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site \
+	publish collect autograde feedback class-report update-report
 
 # pip byte-compiles one file at a time; compileall -j 0 does it on every core (77 -> 56 s
 # here). Byte-compiling matters: with PYTHONDONTWRITEBYTECODE set (as on this machine and in
@@ -76,6 +77,33 @@ nbgrader: $(STAMP)
 	cd build/nbgrader && for source in source/*/; do \
 	  PATH="$(CURDIR)/$(BIN):$$PATH" $(CURDIR)/$(BIN)/nbgrader generate_assignment "$$(basename $$source)" --force || exit 1; \
 	done
+
+# Grading the hub's notebooks (README, "Grading"): collect every student's notebooks from their
+# home (HOMES, the hub's homes by default; run as root) into build/nbgrader/submitted/, autograde
+# them (refusing a notebook without grade cells), write the feedback pages and the class report
+# (NAMES=1 names the students).
+HOMES ?=
+collect: $(STAMP)
+	$(BIN)/python -m scripts.collect_submissions $(if $(HOMES),--homes $(HOMES))
+
+autograde: $(STAMP)
+	$(BIN)/python -m scripts.autograde
+
+feedback: $(STAMP) $(NPM_STAMP)
+	$(BIN)/python -m scripts.feedback
+
+class-report: $(STAMP)
+	$(BIN)/python -m scripts.class_report $(if $(NAMES),--names)
+
+# Publish the student edition (with nbgrader's metadata) to the hub's repository during a term;
+# the commit message says which notebooks and cells changed. update-report FIX=<commit> lists
+# the students whose copies lack that commit's change (nbgitpuller may have dropped it).
+publish: $(STAMP)
+	$(BIN)/python -m scripts.publish_student_edition
+
+update-report: $(STAMP)
+	@test -n "$(FIX)" || { echo "make update-report FIX=<commit of the student edition>: which fix to look for"; exit 2; }
+	$(BIN)/python -m scripts.update_report $(FIX) $(if $(HOMES),--homes $(HOMES))
 
 # The proxy JupyterHub needs, from npm at the versions of classroom/package-lock.json.
 classroom/node_modules/.package-lock.json: classroom/package.json classroom/package-lock.json
