@@ -55,8 +55,6 @@ def nbgrader_config() -> str:
     templates = str(Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates")
     return "\n".join([
         "# nbgrader configuration of the course, written by scripts/build_nbgrader.py.",
-        "import sys",
-        f"sys.path.insert(0, {str(ROOT)!r})  # the course's scripts: the feedback's score summary",
         "c = get_config()  # noqa: F821",
         "# Keep the stored figures and printed results: the notebooks teach with them.",
         "c.ClearOutput.enabled = False",
@@ -68,8 +66,14 @@ def nbgrader_config() -> str:
         "# CDN), with code exercises and written answers scored apart (scripts/feedback).",
         f"c.HTMLExporter.extra_template_basedirs = [{str(ROOT / 'classroom')!r}, {templates!r}]",
         "c.HTMLExporter.template_name = 'feedback_page'",
-        "c.GenerateFeedback.preprocessors = ['nbgrader.preprocessors.GetGrades', 'scripts.feedback.ScoreSummary',",
-        "                                    'nbconvert.preprocessors.CSSHTMLHeaderPreprocessor']",
+        "# The score summary needs the course's scripts, which make feedback puts on PYTHONPATH; run",
+        "# otherwise, nbgrader writes its own pages, with one total.",
+        "try:",
+        "    import scripts.feedback  # noqa: F401",
+        "    c.GenerateFeedback.preprocessors = ['nbgrader.preprocessors.GetGrades', 'scripts.feedback.ScoreSummary',",
+        "                                        'nbconvert.preprocessors.CSSHTMLHeaderPreprocessor']",
+        "except ImportError:",
+        "    pass",
         ""])
 
 

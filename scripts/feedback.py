@@ -98,7 +98,8 @@ def generate(course: Path = DEFAULT_COURSE) -> list[Path]:
     if not MATHJAX.is_file():
         raise FileNotFoundError(f"{MATHJAX} is missing: run `cd site && npm ci` (the Makefile's site/node_modules step)")
     bin_dir = Path(sys.executable).parent
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}  # ScoreSummary
     for assignment in assignments:
         result = subprocess.run([str(bin_dir / "nbgrader"), "generate_feedback", assignment, "--force"], cwd=course,
                                 env=env, capture_output=True, text=True, timeout=1800)
