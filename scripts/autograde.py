@@ -19,6 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from scripts.build_student_edition import ROOT
 from scripts.collect_submissions import DEFAULT_COURSE, ungradable
 
 
@@ -48,27 +49,43 @@ def autograde(course: Path = DEFAULT_COURSE) -> list[str]:
     assignments = submitted_assignments(course)
     if not assignments:
         raise FileNotFoundError(f"no notebooks in {course / 'submitted'}: run make collect first")
-    bin_dir = Path(sys.executable).parent
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
     for assignment in assignments:
-        result = subprocess.run([str(bin_dir / "nbgrader"), "autograde", assignment, "--force"], cwd=course, env=env,
-                                capture_output=True, text=True, timeout=3600)
-        if result.returncode != 0:
-            raise RuntimeError(f"nbgrader autograde {assignment} failed:\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
+        run_nbgrader(course, "autograde", assignment, "--force")
     return assignments
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def run_nbgrader(course: Path, *args: str) -> None:
+    """``nbgrader ARGS`` in ``course`` with this Python's environment (its bin first on PATH,
+    the course's root on PYTHONPATH for scripts.feedback); RuntimeError with nbgrader's words
+    when it fails."""
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    result = subprocess.run([str(bin_dir / "nbgrader"), *args], cwd=course, env=env, capture_output=True, text=True,
+                            timeout=3600)
+    if result.returncode != 0:
+        raise RuntimeError(f"nbgrader {' '.join(args)} failed:\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
+
+
+def course_command(argv, *, doc: str, name: str, action, summary: str) -> int:
+    """The command line of a grading step on an nbgrader course (``--course DIR``): its
+    errors (Refused, FileNotFoundError, RuntimeError) as one line and exit status 1, else
+    ``summary`` filled with the step's result (``count``) and the course (``course``)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--course", type=Path, default=DEFAULT_COURSE, help=f"nbgrader course (default {DEFAULT_COURSE})")
     args = parser.parse_args(argv)
     try:
-        graded = autograde(args.course)
+        done = action(args.course)
     except (Refused, FileNotFoundError, RuntimeError) as error:
-        print(f"make autograde: {error}", file=sys.stderr)
+        print(f"make {name}: {error}", file=sys.stderr)
         return 1
-    print(f"autograded {len(graded)} assignments in {args.course.resolve() / 'autograded'}")
+    print(summary.format(count=len(done), course=args.course.resolve()))
     return 0
+
+
+def main(argv=None) -> int:
+    return course_command(argv, doc=__doc__, name="autograde", action=autograde,
+                          summary="autograded {count} assignments in {course}/autograded")
 
 
 if __name__ == "__main__":

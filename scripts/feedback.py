@@ -14,10 +14,7 @@ Each student's folder ``feedback/STUDENT/`` gets its own copy of MathJax (2.3 MB
 """
 from __future__ import annotations
 
-import argparse
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -25,9 +22,10 @@ import nbformat
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
+from scripts.autograde import course_command, run_nbgrader
 from scripts.build_student_edition import ROOT
+from scripts.collect_submissions import DEFAULT_COURSE
 
-DEFAULT_COURSE = ROOT / "build" / "nbgrader"
 MATHJAX = ROOT / "site" / "node_modules" / "mathjax" / "es5" / "tex-svg-full.js"  # site/package-lock.json pins it
 
 
@@ -97,15 +95,8 @@ def generate(course: Path = DEFAULT_COURSE) -> list[Path]:
         raise FileNotFoundError(f"no autograded notebooks in {course / 'autograded'}: run make autograde first")
     if not MATHJAX.is_file():
         raise FileNotFoundError(f"{MATHJAX} is missing: run `cd site && npm ci` (the Makefile's site/node_modules step)")
-    bin_dir = Path(sys.executable).parent
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}  # ScoreSummary
     for assignment in assignments:
-        result = subprocess.run([str(bin_dir / "nbgrader"), "generate_feedback", assignment, "--force"], cwd=course,
-                                env=env, capture_output=True, text=True, timeout=1800)
-        if result.returncode != 0:
-            raise RuntimeError(f"nbgrader generate_feedback {assignment} failed:\n{result.stdout[-2000:]}"
-                               f"{result.stderr[-2000:]}")
+        run_nbgrader(course, "generate_feedback", assignment, "--force")
     for student in sorted(p for p in (course / "feedback").iterdir() if p.is_dir()):
         (student / "mathjax").mkdir(exist_ok=True)
         shutil.copy2(MATHJAX, student / "mathjax" / MATHJAX.name)
@@ -113,16 +104,8 @@ def generate(course: Path = DEFAULT_COURSE) -> list[Path]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--course", type=Path, default=DEFAULT_COURSE, help=f"nbgrader course (default {DEFAULT_COURSE})")
-    args = parser.parse_args(argv)
-    try:
-        pages = generate(args.course)
-    except (FileNotFoundError, RuntimeError) as error:
-        print(f"make feedback: {error}", file=sys.stderr)
-        return 1
-    print(f"{len(pages)} feedback pages in {args.course.resolve() / 'feedback'}")
-    return 0
+    return course_command(argv, doc=__doc__, name="feedback", action=generate,
+                          summary="{count} feedback pages in {course}/feedback")
 
 
 if __name__ == "__main__":
