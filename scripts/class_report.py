@@ -170,7 +170,7 @@ def bar_chart(exercises: dict[str, ExerciseOutcomes]) -> str:
              ("made a named mistake", "#c62828", lambda e: sum(e.mistakes.values())),
              (NOT_STARTED, "#9e9e9e", lambda e: len(e.outcomes.get(NOT_STARTED, []))),
              (NO_VERDICT, "#ef6c00", lambda e: len(e.outcomes.get(NO_VERDICT, [])))]
-    figure, axes = plt.subplots(figsize=(8, 0.4 * len(numbers) + 1.2))
+    figure, axes = plt.subplots(figsize=(8, 0.4 * len(numbers) + 1.6))
     left = [0] * len(numbers)
     for label, colour, count in parts:
         widths = [count(exercises[n]) for n in numbers]
@@ -179,7 +179,7 @@ def bar_chart(exercises: dict[str, ExerciseOutcomes]) -> str:
     axes.invert_yaxis()
     axes.set_xlabel("students")
     axes.xaxis.get_major_locator().set_params(integer=True)
-    axes.legend(loc="lower right", fontsize="small")
+    axes.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, fontsize="small", frameon=False)
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=100)
