@@ -14,13 +14,12 @@ branch to your fork and point CLASSROOM_REPO at it.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-
-import json
 
 from scripts.build_nbgrader import release_notebook
 from scripts.build_student_edition import ROOT, build
