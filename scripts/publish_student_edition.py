@@ -6,10 +6,13 @@
 
 ``make classroom`` runs this before it starts the hub. Run again after changing a notebook
 during a term: a new commit appears only when the student edition changed, and each
-student's copy takes it the next time they open the hub's link (nbgitpuller merges it:
-files the student has not edited are updated, a file they edited keeps their version, and
-a file they deleted comes back). To publish on GitHub instead, push this repository's
-branch to your fork and point CLASSROOM_REPO at it.
+student's copy takes it the next time they open the hub's link (nbgitpuller merges it with
+``git merge -Xours``: a file they edited gets every change to lines they did not touch, and
+loses, silently, a change next to their edits; scripts/update_report.py finds who lacks a
+fix). The notebooks carry nbgrader's metadata (:func:`build_hub_edition`), and each commit's
+message names the notebooks and cells that changed (:func:`publish_message`). ``make
+publish`` runs it with the course's Python. To publish on GitHub instead, push this
+repository's branch to your fork and point CLASSROOM_REPO at it.
 """
 from __future__ import annotations
 
