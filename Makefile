@@ -16,7 +16,8 @@ NPM_CI := npm ci --ignore-scripts --no-audit --no-fund
 # their SHA-256 in a stamp inside what it installed); otherwise it is a check of a few ms.
 STAMPED := $(PYTHON) -m scripts.stamped
 
-.PHONY: install venv npm-site lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site links
+.PHONY: install venv npm-site lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site links \
+	publish collect autograde feedback class-report update-report
 
 # Everything `make test` needs: the course's venv and the site's npm packages.
 install: venv npm-site
@@ -90,6 +91,33 @@ nbgrader: venv
 	cd build/nbgrader && for source in source/*/; do \
 	  PATH="$(CURDIR)/$(BIN):$$PATH" $(CURDIR)/$(BIN)/nbgrader generate_assignment "$$(basename $$source)" --force || exit 1; \
 	done
+
+# Grading the hub's notebooks (README, "Grading"): collect every student's notebooks from their
+# home (HOMES, the hub's homes by default; run as root) into build/nbgrader/submitted/, autograde
+# them (refusing a notebook without grade cells), write the feedback pages and the class report
+# (NAMES=1 names the students).
+HOMES ?=
+collect: venv
+	$(BIN)/python -m scripts.collect_submissions $(if $(HOMES),--homes $(HOMES))
+
+autograde: venv
+	$(BIN)/python -m scripts.autograde
+
+feedback: venv npm-site
+	$(BIN)/python -m scripts.feedback
+
+class-report: venv
+	$(BIN)/python -m scripts.class_report $(if $(NAMES),--names)
+
+# Publish the student edition (with nbgrader's metadata) to the hub's repository during a term;
+# the commit message says which notebooks and cells changed. update-report FIX=<commit> lists
+# the students whose copies lack that commit's change (nbgitpuller may have dropped it).
+publish: venv
+	$(BIN)/python -m scripts.publish_student_edition
+
+update-report: venv
+	@test -n "$(FIX)" || { echo "make update-report FIX=<commit of the student edition>: which fix to look for"; exit 2; }
+	$(BIN)/python -m scripts.update_report $(FIX) $(if $(HOMES),--homes $(HOMES))
 
 # The proxy JupyterHub needs, from npm at the versions of classroom/package-lock.json.
 classroom/node_modules/.package-lock.json: classroom/package.json classroom/package-lock.json

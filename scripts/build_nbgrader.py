@@ -4,21 +4,26 @@
     python -m scripts.build_nbgrader               # into build/nbgrader/
     python -m scripts.build_nbgrader --out DIR
 
-One assignment per notebook: ``source/<notebook name without .ipynb>/<notebook>``, with
-nbgrader's cell metadata added to the cells the student edition already knows
-(scripts/build_student_edition.py reads the same tags):
+One assignment per notebook with exercises (notebook 00 has none, so it is not one):
+``source/<notebook name without .ipynb>/<notebook>``, with nbgrader's cell metadata added to
+the cells the student edition already knows (scripts/build_student_edition.py reads the
+same tags):
 
 - a ``solution`` cell becomes an nbgrader solution cell: ``generate_assignment`` replaces its
   ``# BEGIN SOLUTION`` ... ``# END SOLUTION`` lines with a ``raise NotImplementedError`` stub;
 - a ``check`` cell becomes a locked autograded test cell worth 1 point. The course's checks
-  print a verdict and never raise, so the cell keeps the verdict and asserts that it passed:
-  it scores only when the checker says ✓;
+  return a verdict and never raise, so the cell hands it to ``utils.exercises.grading.graded``:
+  it shows the verdict as before and, under nbgrader's autograder only, raises when the
+  checker did not say ✓, so the cell scores only then;
 - an ``answer`` cell (the homework answers) becomes a manually graded answer cell, one point
   per numbered answer; the released notebook shows "YOUR ANSWER HERE" in its place.
 
 Stored figures stay (``nbgrader_config.py`` turns ClearOutput off); solution and check cells
 lose their outputs, as in the student edition. ``make nbgrader`` then runs nbgrader's
 ``generate_assignment`` for every notebook, which writes ``release/``.
+
+What the hub hands out is :func:`release_notebook`: the student edition of these same
+notebooks, metadata and all, so each student's own copy is what ``make autograde`` grades.
 """
 from __future__ import annotations
 
@@ -32,25 +37,50 @@ from pathlib import Path
 import nbformat
 
 from scripts.build_student_edition import (ANSWER, CHECK, ROOT, SOLUTION, _clear_outputs, build_command, course_notebooks,
-                                          tags)
+                                          student_notebook, tags)
 
 DEFAULT_OUT = ROOT / "build" / "nbgrader"
 STUB = 'raise NotImplementedError("Exercise: write your code here")'
-CONFIG = "\n".join([
-    "# nbgrader configuration of the course, written by scripts/build_nbgrader.py.",
-    "c = get_config()  # noqa: F821",
-    "# Keep the stored figures and printed results: the notebooks teach with them.",
-    "c.ClearOutput.enabled = False",
-    f"c.ClearSolutions.code_stub = {{'python': {STUB!r}}}",
-    "# Some notebooks train for seconds: allow a slow machine.",
-    "c.ExecutePreprocessor.timeout = 600",
-    ""])
+ANSWER_STUB = "YOUR ANSWER HERE"  # nbgrader's own text for an answer to write
+GRADED_IMPORT = "from utils.exercises.grading import graded"
 _NUMBERED = re.compile(r"^\d+\.\s", re.MULTILINE)
+
+
+def nbgrader_config() -> str:
+    """The course's nbgrader_config.py. nbgrader is imported here only: the unit tests of
+    make test-versions run without it."""
+    import nbgrader
+
+    # nbgrader's own feedback template, which the course's (classroom/feedback_page) extends
+    templates = str(Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates")
+    return "\n".join([
+        "# nbgrader configuration of the course, written by scripts/build_nbgrader.py.",
+        "c = get_config()  # noqa: F821",
+        "# Keep the stored figures and printed results: the notebooks teach with them.",
+        "c.ClearOutput.enabled = False",
+        f"c.ClearSolutions.code_stub = {{'python': {STUB!r}}}",
+        f"c.ClearSolutions.text_stub = {ANSWER_STUB!r}",
+        "# Some notebooks train for seconds: allow a slow machine.",
+        "c.ExecutePreprocessor.timeout = 600",
+        "# Feedback: the course's page (classroom/feedback_page: MathJax from feedback/STUDENT/mathjax, no",
+        "# CDN), with code exercises and written answers scored apart (scripts/feedback).",
+        f"c.HTMLExporter.extra_template_basedirs = [{str(ROOT / 'classroom')!r}, {templates!r}]",
+        "c.HTMLExporter.template_name = 'feedback_page'",
+        "# The score summary needs the course's scripts, which make feedback puts on PYTHONPATH; run",
+        "# otherwise, nbgrader writes its own pages, with one total.",
+        "try:",
+        "    import scripts.feedback  # noqa: F401",
+        "    c.GenerateFeedback.preprocessors = ['nbgrader.preprocessors.GetGrades', 'scripts.feedback.ScoreSummary',",
+        "                                        'nbconvert.preprocessors.CSSHTMLHeaderPreprocessor']",
+        "except ImportError:",
+        "    pass",
+        ""])
 
 
 def graded_check(source: str) -> str:
     """The check cell ``source`` (ending in the expression that returns the verdict) as a test
-    cell: the verdict is printed as before, then asserted. Raises ValueError otherwise."""
+    cell: the verdict goes to ``graded``, which shows it and, under nbgrader, raises unless it
+    passed. Raises ValueError for a cell that does not end with the check's call."""
     tree = ast.parse(source)
     if not tree.body or not isinstance(tree.body[-1], ast.Expr):
         raise ValueError(f"a check cell must end with the check's call, got {source!r}")
@@ -58,8 +88,7 @@ def graded_check(source: str) -> str:
     lines = source.splitlines()
     before = "\n".join(lines[:last.lineno - 1])
     call = "\n".join(lines[last.lineno - 1:last.end_lineno])
-    return ((before + "\n" if before else "") + f"verdict = {call}\nprint(verdict)\n"
-            "assert verdict.passed, \"the check above did not say ✓\"")
+    return f"{GRADED_IMPORT}\n" + (before + "\n" if before else "") + f"graded({call})"
 
 
 def _grader(cell, grade_id: str, *, solution: bool, grade: bool, points: int = 0) -> None:
@@ -92,18 +121,36 @@ def nbgrader_notebook(notebook, number: str):
     return notebook
 
 
+def release_notebook(notebook, number: str):
+    """What a student gets from the hub: the student edition (solutions stubbed as
+    scripts/build_student_edition.py does, "YOUR ANSWER HERE" where the homework answers
+    were) of the nbgrader notebook, so it carries the grade cells ``make autograde`` scores."""
+    return student_notebook(nbgrader_notebook(notebook, number), number, answer_stub=ANSWER_STUB)
+
+
+def grade_ids(notebook) -> list[str]:
+    """The grade_id of every cell nbgrader grades (none in a notebook without exercises, or in
+    the student edition built without nbgrader's metadata)."""
+    return [cell.metadata["nbgrader"]["grade_id"] for cell in notebook.cells
+            if cell.get("metadata", {}).get("nbgrader", {}).get("grade")]
+
+
 def build(out: Path = DEFAULT_OUT, notebooks: Path = ROOT / "notebooks") -> list[Path]:
     """Write the nbgrader course into ``out`` (its ``source/`` emptied first; a gradebook
-    already there is kept); return the source notebooks written."""
+    already there is kept): an assignment for every notebook with exercises; return the
+    source notebooks written."""
     out, sources = course_notebooks(out, notebooks)
     shutil.rmtree(out / "source", ignore_errors=True)
     written = []
     for path in sources:
+        graded = nbgrader_notebook(nbformat.read(path, as_version=4), path.name[:2])
+        if not grade_ids(graded):
+            continue
         target = out / "source" / path.stem / path.name
         target.parent.mkdir(parents=True)
-        nbformat.write(nbgrader_notebook(nbformat.read(path, as_version=4), path.name[:2]), target)
+        nbformat.write(graded, target)
         written.append(target)
-    (out / "nbgrader_config.py").write_text(CONFIG)
+    (out / "nbgrader_config.py").write_text(nbgrader_config())
     return written
 
 

@@ -121,17 +121,21 @@ def _clear_outputs(cell) -> None:
     cell.metadata.pop("execution", None)
 
 
-def student_notebook(notebook, number: str):
+def student_notebook(notebook, number: str, answer_stub: str | None = None):
     """The student edition of ``notebook`` (a new object; the original is left as it is).
     ``number`` ("01") labels exercises whose title cannot be looked up: the k-th exercise
-    is the one whose check is the k-th cell tagged ``check``."""
+    is the one whose check is the k-th cell tagged ``check``. Cells tagged ``answer`` are
+    removed, or, with ``answer_stub``, kept with that text in place of the answer (a cell to
+    write one's own answer in, as nbgrader's release has)."""
     notebook = copy.deepcopy(notebook)
     aliases = _exercise_modules(notebook.cells)
     kept = []
     for index, cell in enumerate(notebook.cells):
         cell_tags = tags(cell)
-        if ANSWER in cell_tags:
+        if ANSWER in cell_tags and answer_stub is None:
             continue
+        if ANSWER in cell_tags:
+            cell.source = answer_stub
         if SOLUTION in cell_tags:
             checks_before = sum(CHECK in tags(c) for c in notebook.cells[:index])
             following = [c for c in notebook.cells[index + 1:] if CHECK in tags(c)]
@@ -176,15 +180,17 @@ def course_notebooks(out: Path, notebooks: Path) -> tuple[Path, list[Path]]:
     return out, sources
 
 
-def build(out: Path = DEFAULT_OUT, notebooks: Path = ROOT / "notebooks") -> list[Path]:
-    """Write the student edition into ``out`` (emptied first); return the notebooks written."""
+def build(out: Path = DEFAULT_OUT, notebooks: Path = ROOT / "notebooks", edition=student_notebook) -> list[Path]:
+    """Write the student edition into ``out`` (emptied first); return the notebooks written.
+    ``edition(notebook, number)`` makes each notebook (the hub's, with nbgrader's metadata, is
+    scripts.build_nbgrader.release_notebook)."""
     out, sources = course_notebooks(out, notebooks)
     if out.exists():
         shutil.rmtree(out)
     (out / "notebooks").mkdir(parents=True)
     written = []
     for path in sources:
-        student = student_notebook(nbformat.read(path, as_version=4), path.name[:2])
+        student = edition(nbformat.read(path, as_version=4), path.name[:2])
         if student.cells and student.cells[0].cell_type == "markdown":
             student.cells[0].source = notebook_header.with_badges(student.cells[0].source, path.name, STUDENT_BRANCH)
         target = out / "notebooks" / path.name

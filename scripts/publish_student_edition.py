@@ -6,20 +6,25 @@
 
 ``make classroom`` runs this before it starts the hub. Run again after changing a notebook
 during a term: a new commit appears only when the student edition changed, and each
-student's copy takes it the next time they open the hub's link (nbgitpuller merges it:
-files the student has not edited are updated, a file they edited keeps their version, and
-a file they deleted comes back). To publish on GitHub instead, push this repository's
-branch to your fork and point CLASSROOM_REPO at it.
+student's copy takes it the next time they open the hub's link (nbgitpuller merges it with
+``git merge -Xours``: a file they edited gets every change to lines they did not touch, and
+loses, silently, a change next to their edits; scripts/update_report.py finds who lacks a
+fix). The notebooks carry nbgrader's metadata (:func:`build_hub_edition`), and each commit's
+message names the notebooks and cells that changed (:func:`publish_message`). ``make
+publish`` runs it with the course's Python. To publish on GitHub instead, push this
+repository's branch to your fork and point CLASSROOM_REPO at it.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from scripts.build_nbgrader import release_notebook
 from scripts.build_student_edition import ROOT, build
 
 DEFAULT_REPO = ROOT / "build" / "classroom" / "student-edition.git"
@@ -43,7 +48,7 @@ def publish(repo: Path = DEFAULT_REPO, branch: str = "main") -> str:
         # nbgitpuller fetches from this repository while its branch is checked out here
         git(repo, "config", "receive.denyCurrentBranch", "updateInstead")
     with tempfile.TemporaryDirectory(prefix="student-edition-") as folder:
-        build(Path(folder) / "student")
+        build_hub_edition(Path(folder) / "student")
         for old in repo.iterdir():
             if old.name != ".git":
                 shutil.rmtree(old) if old.is_dir() else old.unlink()
@@ -55,8 +60,66 @@ def publish(repo: Path = DEFAULT_REPO, branch: str = "main") -> str:
                                      text=True, timeout=60).stdout.strip() or "unknown"
         except OSError:
             teacher = "unknown"
-        git(repo, "commit", "--quiet", "-m", f"Student edition from the course at {teacher}")
+        git(repo, "commit", "--quiet", "-m", publish_message(repo, teacher))
     return git(repo, "rev-parse", "HEAD")
+
+
+def build_hub_edition(out: Path) -> list[Path]:
+    """The student edition the hub hands out: every notebook with nbgrader's metadata
+    (scripts.build_nbgrader.release_notebook), so each student's own copy is what
+    ``make autograde`` grades."""
+    return build(out, edition=release_notebook)
+
+
+def _cells(text: str | None) -> dict[str, str]:
+    """Cell id -> source of a notebook's JSON text ({} when there is none or it is not one)."""
+    try:
+        return {cell.get("id", str(i)): "".join(cell.get("source", ""))
+                for i, cell in enumerate(json.loads(text).get("cells", []))} if text else {}
+    except ValueError:
+        return {}
+
+
+def changed_cells(before: str | None, after: str | None) -> str:
+    """What changed between two versions of a notebook, in words: "2 cells changed ("first
+    words ..."), 1 added"."""
+    old, new = _cells(before), _cells(after)
+    changed = [cell for cell in new if cell in old and new[cell] != old[cell]]
+    parts = []
+    if changed:
+        first = " ".join(new[changed[0]].split())[:60]
+        parts.append(f"{len(changed)} cell{'s' * (len(changed) != 1)} changed (\"{first}...\")")
+    if added := len(new.keys() - old.keys()):
+        parts.append(f"{added} added")
+    if removed := len(old.keys() - new.keys()):
+        parts.append(f"{removed} removed")
+    return ", ".join(parts) or "outputs or metadata only"
+
+
+def publish_message(repo: Path, teacher: str) -> str:
+    """A commit message that says what this publish changed (the staged changes of ``repo``):
+    a summary line naming the files, then one line per changed notebook with its cells."""
+    status = [line.split("\t") for line in git(repo, "diff", "--cached", "--name-status").splitlines()]
+    if not _has_commits(repo):
+        return f"Student edition from the course at {teacher}: first publish, {len(status)} files"
+    notebooks, others = [], []
+    for kind, path, *_ in status:
+        if path.endswith(".ipynb"):
+            before = None if kind == "A" else git(repo, "show", f"HEAD:{path}")
+            after = None if kind == "D" else (repo / path).read_text(encoding="utf-8")
+            what = {"A": "new", "D": "deleted"}.get(kind) or changed_cells(before, after)
+            notebooks.append(f"- {path}: {what}")
+        else:
+            others.append(path)
+    names = [Path(line[2:].split(":")[0]).name for line in notebooks] + others[:3]
+    summary = f"Publish {', '.join(names)}" + (f" and {len(others) - 3} more files" if len(others) > 3 else "")
+    body = notebooks + ([f"- other files: {', '.join(others)}"] if others else [])
+    return f"{summary[:200]}\n\nStudent edition from the course at {teacher}.\n" + "\n".join(body)
+
+
+def _has_commits(repo: Path) -> bool:
+    return subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", "HEAD"],
+                          capture_output=True, timeout=60).returncode == 0
 
 
 def main(argv=None) -> int:

@@ -76,7 +76,8 @@ def reference_passes(cases: list[ExerciseCases]):
 
 
 def wrong_answers_are_caught(cases: list[ExerciseCases]):
-    """A test per recorded wrong answer: the checker fails it with that answer's own message."""
+    """A test per recorded wrong answer: the checker fails it with that answer's own message,
+    and names the mistake by a key (Feedback.mistake) the class report counts."""
     triples = [(c, label, source, fragment) for c in cases for label, source, fragment in c.wrong]
     ids = [f"{c.id}-{label}" for c, label, _, _ in triples]
 
@@ -85,6 +86,9 @@ def wrong_answers_are_caught(cases: list[ExerciseCases]):
         feedback = case.exercise.check(recorded_answer(source, case.name))
         assert not feedback.passed, f"{label}: passed, but it is wrong"
         assert fragment in feedback.message, f"{label}: {feedback.message}"
+        assert feedback.mistake or not feedback.attempted, (f"{label}: this mistake has no key, so the class report cannot count it. Give "
+                                  "the Mistake that says it a key (Mistake(message, key=\"...\")), or its entry "
+                                  "in expect_close's mistakes a third item, the key.")
     return test_wrong_answer_is_caught_with_its_own_message
 
 

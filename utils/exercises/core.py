@@ -23,6 +23,7 @@ import inspect
 import io
 import os
 import random
+import re
 import signal
 import sys
 import threading
@@ -32,6 +33,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from utils.exercises import attempts
 from utils.validation import check_int
 
 NOT_DONE = "not done yet"
@@ -64,8 +66,20 @@ GRADIENTS_LEFT = ("One thing to know: your code left gradients in the `.grad` of
                   "for and leaves `.grad` alone.")
 
 
+_KEY = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+
+
 class Mistake(Exception):
-    """Raised by a checker at the first problem it finds; the message is for the learner."""
+    """Raised by a checker at the first problem it finds. The message is for the learner; the
+    key names the mistake for the teacher (lowercase words joined by hyphens, such as
+    ``frozen-gate``): it stays the same when the message is reworded, so a class's mistakes
+    can be counted across notebooks and terms (scripts/class_report.py)."""
+
+    def __init__(self, message: str, key: str | None = None):
+        super().__init__(message)
+        if key is not None and not (isinstance(key, str) and _KEY.fullmatch(key)):
+            raise ValueError(f"a mistake's key is lowercase words joined by hyphens, got {key!r}")
+        self.key = key
 
 
 @dataclass(frozen=True)
@@ -76,6 +90,18 @@ class Feedback:
     message: str
     attempted: bool = True
     printed: str = ""  # what the learner's code printed during the check, shortened
+    mistake: str = ""  # the key of the mistake found (Mistake.key), "" when it passed or has none
+
+    @property
+    def number(self) -> str:
+        """The exercise's number, "05.2" for "Exercise 05.2: ..." (the whole title otherwise)."""
+        match = re.match(r"Exercise\s+([\w.]+?)\s*:", self.exercise)
+        return match.group(1) if match else self.exercise
+
+    @property
+    def key(self) -> str:
+        """The mistake's key with its exercise, "05.2/frozen-gate" ("" without a mistake key)."""
+        return f"{self.number}/{self.mistake}" if self.mistake else ""
 
     def __bool__(self) -> bool:
         return self.passed
@@ -111,7 +137,13 @@ class Exercise:
         """Run the checker on ``answer``; never raises, whatever ``answer`` is. What the
         learner's code prints is captured and shown shortened after the verdict; global
         state it changes (NumPy's error handling, torch's grad mode and default dtype, the
-        random generators) is put back as it was."""
+        random generators) is put back as it was. A learner who opted in to the log of
+        checks (:mod:`utils.exercises.attempts`) gets a line added to it."""
+        feedback = self._verdict(answer)
+        attempts.note(feedback)
+        return feedback
+
+    def _verdict(self, answer) -> Feedback:
         printed = _Captured()
         try:
             with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), \
@@ -122,26 +154,28 @@ class Exercise:
                 summary = self._checks(answer)
         except _TimeUp:
             return Feedback(self.title, False, f"the check was still running after {CHECK_TIME_LIMIT:g} s, so it "
-                            "stopped. Look for a loop in your code that never ends.", printed=printed.shortened())
+                            "stopped. Look for a loop in your code that never ends.", printed=printed.shortened(),
+                            mistake="too-slow")
         except NotImplementedError as error:
             if _is_stub(error):
                 return Feedback(self.title, False, "Replace the `raise NotImplementedError` line with your code, "
                                 "run that cell, then run this one again.", attempted=False,
                                 printed=printed.shortened())
             return Feedback(self.title, False, _not_implemented(error, "your code", "the check's input"),
-                            printed=printed.shortened())
+                            printed=printed.shortened(), mistake="not-implemented")
         except Mistake as mistake:
             message = str(mistake)
             if "still running after" in message and printed.total > 100 * SHOWN_OUTPUT:
                 message += (f" Your code printed {printed.total:,} characters meanwhile, and printing that much "
                             "takes time itself: take the print out of the loop.")
-            return Feedback(self.title, False, message, printed=printed.shortened())
+            return Feedback(self.title, False, message, printed=printed.shortened(), mistake=mistake.key or "")
         except Exception as error:  # a checker bug must not look like the learner's fault
             return Feedback(self.title, False, f"the checker could not finish ({type(error).__name__}: {error}). "
                             "Check that your answer has the form the exercise asks for.",
-                            printed=printed.shortened())
+                            printed=printed.shortened(), mistake="checker-error")
         if _RETURNED_ARGUMENT:
-            return Feedback(self.title, False, _RETURNED_ARGUMENT[0], printed=printed.shortened())
+            return Feedback(self.title, False, _RETURNED_ARGUMENT[0], printed=printed.shortened(),
+                            mistake="returned-input")
         return Feedback(self.title, True, " ".join([summary, *dict.fromkeys(_NOTES)]), printed=printed.shortened())
 
     def hint(self) -> None:
@@ -159,13 +193,13 @@ def require_function(answer, name: str, parameters: int) -> Callable:
     """``answer`` must be a function taking ``parameters`` positional arguments."""
     if answer is None:
         raise Mistake(f"got None instead of your function `{name}`. Pass the function itself: "
-                      f"`.check({name})`, and check that its cell was run.")
+                      f"`.check({name})`, and check that its cell was run.", key="none-passed")
     # A torch model is callable too, but a checker that expects a function has been handed the
     # result of calling it (torch is imported already if the answer is a torch object).
     torch = sys.modules.get("torch")
     if not callable(answer) or (torch is not None and isinstance(answer, torch.nn.Module)):
         raise Mistake(f"got a {type(answer).__name__} instead of a function. Pass the function itself, "
-                      f"`.check({name})`, not its result `{name}(...)`.")
+                      f"`.check({name})`, not its result `{name}(...)`.", key="not-a-function")
     try:
         signature = inspect.signature(answer)
     except (TypeError, ValueError):
@@ -174,7 +208,7 @@ def require_function(answer, name: str, parameters: int) -> Callable:
         signature.bind(*range(parameters))
     except TypeError:
         raise Mistake(f"`{name}` should take {parameters} argument(s), but its signature is "
-                      f"{name}{signature}.") from None
+                      f"{name}{signature}.", key="signature") from None
     return answer
 
 
@@ -201,30 +235,32 @@ def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, ti
     except _TimeUp:
         raise Mistake(f"`{name}` was still running after {time_limit:g} s when called with {shown}, so the check "
                       "stopped it. Look for a loop that never ends (a `while` whose condition stays true) or far "
-                      "more work than the task needs.") from None
+                      "more work than the task needs.", key="too-slow") from None
     except NotImplementedError as error:
         if _is_stub(error):
             raise
-        raise Mistake(_not_implemented(error, f"`{name}`", shown)) from None
+        raise Mistake(_not_implemented(error, f"`{name}`", shown), key="not-implemented") from None
     except Mistake:
         raise
     except SystemExit:
-        raise Mistake(f"`{name}` called exit() when called with {shown}; return a value instead.") from None
+        raise Mistake(f"`{name}` called exit() when called with {shown}; return a value instead.", key="exit") from None
     except Exception as error:
         if isinstance(error, FloatingPointError):
             raise Mistake(f"`{name}` raised FloatingPointError ({error}) when called with {shown}: NumPy was told "
                           "to stop at floating-point errors (`np.seterr(all=\"raise\")` or `np.errstate`), and "
                           "this input makes one on purpose (a product that underflows to 0 or overflows). Leave "
-                          "NumPy's error handling at its default.") from None
+                          "NumPy's error handling at its default.", key="np-seterr") from None
         if "does not require grad and does not have a grad_fn" in str(error):
             raise Mistake(f"`{name}` asked autograd for a gradient of a result it never recorded, when called with "
                           f"{shown}: the computation ran under `torch.no_grad()` or `torch.set_grad_enabled(False)`, "
-                          "or from tensors cut off with `.detach()`. Compute the loss with autograd recording.") from None
+                          "or from tensors cut off with `.detach()`. Compute the loss with autograd recording.",
+                          key="no-grad-recorded") from None
         if "numpy() on Tensor that requires grad" in str(error):
             raise Mistake(f"`{name}` turned a tensor that tracks gradients into NumPy (`.numpy()`) when called with "
                           f"{shown}. Autograd cannot follow a detour through NumPy, so no gradient would flow back: "
-                          "stay with torch operations.") from None
-        raise Mistake(f"`{name}` raised {type(error).__name__} ({error}) when called with {shown}.") from None
+                          "stay with torch operations.", key="numpy-detour") from None
+        raise Mistake(f"`{name}` raised {type(error).__name__} ({error}) when called with {shown}.",
+        key="raised-error") from None
     for position, (original, passed) in enumerate(zip(args, passed) if copies else ()):
         given = _parameter_name(answer, position)
         argument = f"`{given}`" if given else f"number {position + 1}"
@@ -232,12 +268,13 @@ def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, ti
             if hasattr(original, "state_dict") and hasattr(original, "modules"):  # a torch model
                 raise Mistake(f"`{name}` changed the model you were given in place (its blocks, weights, their dtype, "
                               "its train/eval mode or BatchNorm "
-                              f"statistics) when called with {shown}: work on `copy.deepcopy({given or 'model'})`.")
+                              f"statistics) when called with {shown}: work on `copy.deepcopy({given or 'model'})`.",
+                              key="model-changed-in-place")
             raise Mistake(f"`{name}` changed its argument {argument} in place when called with "
                           f"{shown}. Compute a new value instead (for example `a + b` rather than `a += b`): "
                           "the caller still needs its input." + (" (Putting an entry back afterwards is not "
                           "enough: x + h - 2h + h is not exactly x once rounded.)" if _put_back(original, passed)
-                          else ""))
+                          else ""), key="in-place")
         after = _named_parameters(passed)
         if any(p.grad is not None for p in after.values()) and \
                 all(p.grad is None for p in _named_parameters(original).values()):
@@ -247,14 +284,15 @@ def call(answer: Callable, *args, name: str, shown: str, copies: bool = True, ti
         if frozen:
             raise Mistake(f"`{name}` switched off requires_grad of `{frozen[0]}` of the model you were given when "
                           f"called with {shown}: the caller's model could no longer train. Leave requires_grad as it "
-                          "was: gradients reach the input without freezing any weight.")
+                          "was: gradients reach the input without freezing any weight.", key="froze-weights")
         flag = getattr(original, "requires_grad", None)
         if isinstance(flag, bool) and flag != getattr(passed, "requires_grad", flag):
             raise Mistake(f"`{name}` switched {'off' if flag else 'on'} requires_grad of its argument "
                           f"{argument} when called with {shown}. Work on a copy (for example "
-                          "x.detach().clone().requires_grad_(True)): the caller's tensor must stay as it was.")
+                          "x.detach().clone().requires_grad_(True)): the caller's tensor must stay as it was.",
+                          key="requires-grad-switched")
     if result is None:
-        raise Mistake(f"`{name}` returned None when called with {shown}. Did you forget `return`?")
+        raise Mistake(f"`{name}` returned None when called with {shown}. Did you forget `return`?", key="returned-none")
     for position, argument in enumerate(arguments):  # wrong only once the values are right: see Exercise.check
         if (isinstance(argument, np.ndarray) or hasattr(argument, "data_ptr")) and result is argument:
             given = _parameter_name(answer, position)
@@ -286,20 +324,20 @@ def as_array(value, name: str, shown: str) -> np.ndarray:
     dict, or numbers that are not numbers, get a message that names what was returned."""
     if isinstance(value, dict):
         raise Mistake(f"`{name}` returned a dict (keys {_keys(value)}) for {shown}; return the numbers themselves, "
-                      "as an array, a tensor or a list, in the order the task gives.")
+                      "as an array, a tensor or a list, in the order the task gives.", key="returned-dict")
     if hasattr(value, "detach"):
         value = value.detach().cpu().numpy()
     if _holds_text(value):
         raise Mistake(f"`{name}` returned text (a string) for {shown}, not numbers: return the numbers themselves; "
-                      "round or format them only when you print them.")
+                      "round or format them only when you print them.", key="returned-text")
     try:
         array = np.asarray(value)
         if array.dtype.kind == "c":
-            raise Mistake(f"`{name}` returned complex numbers for {shown}; the task asks for real ones.")
+            raise Mistake(f"`{name}` returned complex numbers for {shown}; the task asks for real ones.", key="complex")
         array = array.astype(np.float64)
     except (TypeError, ValueError, RuntimeError):
         raise Mistake(f"`{name}` returned {describe_container(value)} for {shown}, not the real numbers the task "
-                      "asks for.") from None
+                      "asks for.", key="not-numbers") from None
     return array
 
 
@@ -312,20 +350,20 @@ def expect_float_list(value, *, name: str, shown: str) -> list[float]:
     dict, a tensor or a list holding tensors is named plainly rather than converted."""
     if isinstance(value, dict):
         raise Mistake(f"`{name}` returned a dict (keys {_keys(value)}) for {shown}; return a list of Python floats, "
-                      "in the order the task gives.")
+                      "in the order the task gives.", key="returned-dict")
     if not isinstance(value, (list, tuple)):
         hint = (" (a generator expression makes one: put it in square brackets, or inside list(...))"
                 if inspect.isgenerator(value) else "")
         raise Mistake(f"`{name}` returned {describe_container(value)}{hint} for {shown}; return a list of "
-                      "Python floats.")
+                      "Python floats.", key="not-a-list")
     for i, item in enumerate(value):
         if item is None:
             raise Mistake(f"item {i} of the list `{name}` returned for {shown} is None. A gradient is None when the "
                           "loss does not depend on that tensor (`allow_unused=True` hides the error that would say "
-                          "so): compute the loss from the tensor itself.")
+                          "so): compute the loss from the tensor itself.", key="none-gradient")
         if not isinstance(item, (int, float, np.floating, np.integer)) or isinstance(item, bool):
             raise Mistake(f"item {i} of the list `{name}` returned for {shown} is {describe_container(item)}, not a "
-                          "number: convert each value with float(...) before you append it.")
+                          "number: convert each value with float(...) before you append it.", key="not-a-number")
     return [float(item) for item in value]
 
 
@@ -340,25 +378,26 @@ def expect_new_model(got, given, *, shown: str) -> None:
         if name in before and parameter.dtype != before[name].dtype:
             raise Mistake(f"for {shown}, `{name}` of the model you returned is {parameter.dtype}; the model you were "
                           f"given has {before[name].dtype}. Change what the task asks, not the weights' type (no "
-                          "`.float()` or `.double()`).")
+                          "`.float()` or `.double()`).", key="dtype-changed")
         if not parameter.requires_grad:
             raise Mistake(f"for {shown}, `{name}` of the model you returned does not require a gradient, so training "
                           "could never change it: every weight must stay a trainable parameter (change weights in "
-                          "place under torch.no_grad(); do not freeze them).")
+                          "place under torch.no_grad(); do not freeze them).", key="froze-weights")
     if len({id(parameter) for _, parameter in returned}) < len(returned):
         raise Mistake(f"for {shown}, several layers of the model you returned share one weight tensor, so training "
-                      "would move them together. Give each layer its own weights (change each one in place).")
+                      "would move them together. Give each layer its own weights (change each one in place).",
+                      key="shared-weights")
     storage = {tensor.data_ptr() for tensor in [*given.parameters(), *given.buffers()] if tensor.numel()}
     shared = [name for name, tensor in [*returned, *got.named_buffers()] if tensor.numel() and
               tensor.data_ptr() in storage]
     if shared:
         raise Mistake(f"for {shown}, `{shared[0]}` of the model you returned is the very tensor of the model you were "
                       "given, so training or changing one would change the other. Start from "
-                      "`copy.deepcopy(model)` and keep every part of the copy.")
+                      "`copy.deepcopy(model)` and keep every part of the copy.", key="shares-given-weights")
     if got.training != given.training:
         mode = "training" if got.training else "eval"
         raise Mistake(f"for {shown}, the model you returned is in {mode} mode, the one you were given was not. "
-                      "Leave the mode as it was: the caller chooses it.")
+                      "Leave the mode as it was: the caller chooses it.", key="mode-changed")
 
 
 def other_dtype(module, dtype):
@@ -406,14 +445,15 @@ def expect_float64(value, *, what: str, shown: str, why: str) -> None:
     and "wrong values, work through one entry by hand" would send the learner hunting."""
     kind = _dtype_name(value)
     if kind in _LOW_PRECISION:
-        raise Mistake(f"{what} for {shown} is {kind}: keep it in float64. {why}")
+        raise Mistake(f"{what} for {shown} is {kind}: keep it in float64. {why}", key="float32")
 
 
 def expect_close(got, want, *, name: str, shown: str, mistakes=(), rtol: float = 1e-6, atol: float = 1e-9,
                  terms=()) -> None:
     """``got`` must equal ``want`` (shape, then values). Before saying "wrong values",
-    compare ``got`` with each ``(wrong_value, explanation)`` in ``mistakes``: the first that
-    matches names the learner's mistake; then, if ``want`` is a sum of named ``terms``
+    compare ``got`` with each ``(wrong_value, explanation, key)`` in ``mistakes`` (the key as
+    :class:`Mistake` has it): the first that matches names the learner's mistake; then, if
+    ``want`` is a sum of named ``terms``
     (``(words, value)`` pairs such as ``("the skip path x", x)``), a term left out or
     subtracted; then :func:`name_by_shape` names mistakes any exercise can make."""
     mistakes = list(mistakes) + _term_mistakes(want, terms)
@@ -422,44 +462,51 @@ def expect_close(got, want, *, name: str, shown: str, mistakes=(), rtol: float =
     got = as_array(got, name, shown)
     want = np.asarray(want, dtype=np.float64)
     if got.shape != want.shape:
-        for wrong, explanation in mistakes:
+        for wrong, explanation, key in map(_keyed, mistakes):
             wrong = np.asarray(wrong, dtype=np.float64)
             if wrong.shape == got.shape and np.allclose(got, wrong, rtol=rtol, atol=atol):
-                raise Mistake(f"for {shown}: {explanation}")
+                raise Mistake(f"for {shown}: {explanation}", key=key)
         if want.ndim >= 2 and got.shape == want.swapaxes(-1, -2).shape and \
                 np.allclose(got, want.swapaxes(-1, -2), rtol=rtol, atol=atol):
             raise Mistake(f"for {shown}: `{name}` returned the transpose of the right result (shape {got.shape} "
                           f"instead of {want.shape}): rows and columns are swapped. Check the order of a matrix "
-                          "product, or which index counts the rows.")
+                          "product, or which index counts the rows.", key="transpose")
         if isinstance(returned, (list, tuple)) and len(returned) > 1 and all(
                 np.shape(as_array(item, name, shown)) == want.shape for item in returned):
             raise Mistake(f"`{name}` returned {describe_container(returned)} for {shown}, each of the right shape "
-                          f"{want.shape}: return one result (if they are parts of it, add them).")
+                          f"{want.shape}: return one result (if they are parts of it, add them).",
+                          key="parts-not-added")
         raise Mistake(f"`{name}` returned {describe_container(returned)} for {shown}; expected shape {want.shape}"
                       + (f" ({want.size} number{'s' * (want.size != 1)})." if want.ndim == 1 else
-                         ": one number." if want.ndim == 0 else "."))
+                         ": one number." if want.ndim == 0 else "."), key="shape")
     if np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
         return
-    for wrong, explanation in mistakes:
+    for wrong, explanation, key in map(_keyed, mistakes):
         wrong = np.asarray(wrong, dtype=np.float64)
         if wrong.shape == got.shape and np.allclose(got, wrong, rtol=rtol, atol=atol, equal_nan=True):
-            raise Mistake(f"for {shown}: {explanation}")
+            raise Mistake(f"for {shown}: {explanation}", key=key)
     if not np.all(np.isfinite(got)) and np.all(np.isfinite(want)):
         where = "NaN" if np.isnan(got).any() else "infinity" if (got == np.inf).any() else "minus infinity"
         raise Mistake(f"`{name}` returned {where} for {shown}; the right result is finite. " + {
             "NaN": "NaN comes from 0 / 0, inf - inf or the log or square root of a negative number.",
             "infinity": "A value grew past float64's range (about 1e308) on the way, or something was divided by 0.",
             "minus infinity": "-inf comes from the log of 0 (a factor or value that is exactly 0), or from a value "
-                              "that fell below -1e308."}[where])
-    shape = name_by_shape(got, want, rtol=rtol, atol=atol, precision=precision)
+                              "that fell below -1e308."}[where], key="not-finite")
+    shape = _shape_mistake(got, want, rtol=rtol, atol=atol, precision=precision)
     if shape is not None:
-        raise Mistake(f"for {shown}: {shape}")
+        raise Mistake(f"for {shown}: {shape[0]}", key=shape[1])
     worst = float(np.max(np.abs(got - want)))
     if want.size == 1:
         raise Mistake(f"`{name}` gives {float(got.reshape(-1)[0]):.6g} for {shown}, which is not the right "
-                      "value. Check the formula one step at a time.")
+                      "value. Check the formula one step at a time.", key="wrong-value")
     raise Mistake(f"`{name}` gives wrong values for {shown}: it is off by up to {worst:.3g}. "
-                  "Work through one entry by hand and compare.")
+                  "Work through one entry by hand and compare.", key="wrong-values")
+
+
+def _keyed(mistake: tuple) -> tuple:
+    """A ``mistakes`` entry of :func:`expect_close` as (value, explanation, key); an entry
+    without a key gets None, which tests/exercise_support.py reports for a recorded answer."""
+    return tuple(mistake) if len(mistake) == 3 else (*mistake, None)
 
 
 def _term_mistakes(want, terms) -> list[tuple]:
@@ -470,8 +517,9 @@ def _term_mistakes(want, terms) -> list[tuple]:
         value = as_array(value, "", "")
         if not np.any(value):
             continue
-        found.append((want - value, f"{words} is missing: the result is a sum, and this term is not in yours."))
-        found.append((want - 2 * value, f"{words} is subtracted; it must be added."))
+        found.append((want - value, f"{words} is missing: the result is a sum, and this term is not in yours.",
+                      "term-missing"))
+        found.append((want - 2 * value, f"{words} is subtracted; it must be added.", "term-subtracted"))
     return found
 
 
@@ -495,6 +543,12 @@ def name_by_shape(got: np.ndarray, want: np.ndarray, *, rtol: float = 1e-6, atol
     nothing fits): the exact negative, a constant factor, a constant offset, the transpose,
     the right numbers in reverse order, only the last entry right, or a difference at the
     level of rounding (for a task computed in ``precision``)."""
+    found = _shape_mistake(got, want, rtol=rtol, atol=atol, precision=precision)
+    return None if found is None else found[0]
+
+
+def _shape_mistake(got, want, *, rtol: float, atol: float, precision: str) -> tuple[str, str] | None:
+    """:func:`name_by_shape`'s sentence with its mistake's key: (sentence, key)."""
     got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
     if got.shape != want.shape or not np.all(np.isfinite(got)) or not np.all(np.isfinite(want)):
         return None
@@ -506,24 +560,24 @@ def name_by_shape(got: np.ndarray, want: np.ndarray, *, rtol: float = 1e-6, atol
     worst = float(np.max(np.abs(got - want))) if want.size else 0.0
     if scale > atol and close(got, -want):
         return ("your result is the exact negative of the right one: a sign is flipped (a minus where a plus "
-                "belongs, or a difference taken the wrong way round).")
+                "belongs, or a difference taken the wrong way round)."), "sign"
     if want.ndim >= 2 and want.shape[-1] == want.shape[-2] and close(got, want.swapaxes(-1, -2)):
         return ("your result is the transpose of the right one: rows and columns are swapped. Check the order of a "
-                "matrix product, or which index counts the rows.")
+                "matrix product, or which index counts the rows."), "transpose"
     if want.ndim == 1 and want.size > 1 and not close(want, want[::-1]) and close(got, want[::-1]):
         return ("your numbers are the right ones in reverse order: the first entry must come first (check the "
-                "order of your loop, or a list built from the end or reversed).")
+                "order of your loop, or a list built from the end or reversed)."), "reversed"
     for decimals in range(8, -1 if scale >= 1 else 0, -1):  # the most decimals that fit; 0 only for whole-sized
         rounded = np.round(want, decimals)
         if worst > 0 and not np.allclose(rounded, want, rtol=0, atol=1e-9) and np.allclose(got, rounded, rtol=0,
                                                                                               atol=1e-9):
             return (f"your result is the right one rounded to {decimals} decimal{'s' * (decimals != 1)}: return it "
-                    "unrounded, and round only when you print.")
+                    "unrounded, and round only when you print."), "rounded"
     if worst <= 1e-4 * max(scale, 1.0):
         return (f"your result differs from the right one only at the level of rounding (by up to {worst:.2g}): "
                 "the formula looks right, but some step ran in lower precision, with a slightly different "
                 "constant, or the result was rounded. Keep every step in " + _keep_precision(precision) + ", use the "
-                "constants exactly as the task gives them, and round only when you print.")
+                "constants exactly as the task gives them, and round only when you print."), "precision"
     usable = np.abs(want) > 1e-12 * max(scale, 1e-300)
     if want.size > 1 and usable.any() and scale > atol:  # for one number, any wrong value is "a factor"
         ratios = got[usable] / want[usable]
@@ -531,25 +585,25 @@ def name_by_shape(got: np.ndarray, want: np.ndarray, *, rtol: float = 1e-6, atol
         if ratio != 0 and close(got, ratio * want) and abs(ratio - 1) > 1e-4:
             return (f"your result is {ratio:.6g} times the right one everywhere{_ratio_name(ratio, want)}: the "
                     "formula is right up to a constant factor. Look for a wrong divisor or multiplier (a mean "
-                    "instead of a sum, a missing or extra 2, n or square root).")
+                    "instead of a sum, a missing or extra 2, n or square root)."), "factor"
     if scale > atol and float(np.max(np.abs(got))) > 1e3 * scale:
         return (f"your result is about {float(np.max(np.abs(got))) / scale:.0e} times larger than the right one: a "
                 "difference of two nearly equal numbers that should cancel does not (a + where a - belongs, or one "
-                "of its terms left out), or a small number divides where it should not.")
+                "of its terms left out), or a small number divides where it should not."), "cancellation"
     if want.size > 1 and np.all(got == got.reshape(-1)[0]) and not np.all(want == want.reshape(-1)[0]):
         return (f"every entry of your result is the same number, {got.reshape(-1)[0]:.4g}, but the right entries "
-                "differ: a loop that never updates its value, or one number spread over the whole result.")
+                "differ: a loop that never updates its value, or one number spread over the whole result."), "constant"
     if want.size > 1:
         offset = float(np.median(got - want))
         if abs(offset) > atol and close(got - offset, want):
             return (f"every entry of your result is off by the same amount, {offset:.4g}: a constant term is "
-                    "missing or extra (a bias, a + 1, or a mean not subtracted).")
+                    "missing or extra (a bias, a + 1, or a mean not subtracted)."), "offset"
         flat_got, flat_want = got.reshape(-1), want.reshape(-1)
         if close(flat_got[-1:], flat_want[-1:]) and not np.isclose(flat_got[:-1], flat_want[:-1], rtol=rtol,
                                                                     atol=atol).any():
             return ("only the last entry of your result is right. Check that each step of a loop writes its own "
                     "entry (result[i] = ...) instead of overwriting one value, and that the return comes after "
-                    "the loop.")
+                    "the loop."), "last-only"
     return None
 
 
@@ -573,11 +627,12 @@ def expect_gradients(got, want, leaves: dict, *, name: str, shown: str, rtol: fl
     for what, tensor in zip(names, tensors):
         if not tensor.requires_grad:
             raise Mistake(f"for {shown}: {what} does not require a gradient (requires_grad is False), so no "
-                          f"gradient can reach it and training could never change it. {leaves[what][1]}")
+                          f"gradient can reach it and training could never change it. {leaves[what][1]}",
+                          key="no-requires-grad")
     projection = torch.randn(tuple(want.shape), generator=torch.Generator().manual_seed(0), dtype=want.dtype)
     if not isinstance(got, torch.Tensor):
         raise Mistake(f"for {shown}: `{name}` returned {describe_container(got)}. Return a torch tensor: "
-                      "gradients flow back only through tensors that autograd built.")
+                      "gradients flow back only through tensors that autograd built.", key="not-a-tensor")
     with torch.enable_grad():
         wanted = torch.autograd.grad((want * projection).sum(), tensors, allow_unused=True, retain_graph=True)
         if not got.requires_grad:
@@ -588,7 +643,8 @@ def expect_gradients(got, want, leaves: dict, *, name: str, shown: str, rtol: fl
                                             retain_graph=True)
             except RuntimeError as error:
                 raise Mistake(f"for {shown}: your output has the right values, but backpropagating through it "
-                              f"fails ({error}). Compute new tensors instead of changing one in place.") from None
+                              f"fails ({error}). Compute new tensors instead of changing one in place.",
+                              key="backward-fails") from None
     cut = ("the part of your computation that uses it is cut from autograd's graph (by `.item()`, `float(...)`, "
            "`.detach()`, `.data`, `torch.tensor(...)` or `nn.Parameter(...)` of a tensor, `torch.no_grad()`, "
            "`torch.set_grad_enabled(False)`, or a detour through NumPy), or passes through `torch.round`, whose "
@@ -599,7 +655,8 @@ def expect_gradients(got, want, leaves: dict, *, name: str, shown: str, rtol: fl
         if not bool(mine.abs().max() > 0) and bool(right.abs().max() > 0):
             raise Mistake(f"for {shown}: `{name}` gives the right values, but no gradient reaches {what} through "
                           f"them: {cut}; or, if nothing is cut, your formula's slope with respect to it is 0 here "
-                          f"(abs() or ReLU of a gate at 0 has none): use it directly. {leaves[what][1]}")
+                          f"(abs() or ReLU of a gate at 0 has none): use it directly. {leaves[what][1]}",
+                          key="gradient-cut")
     for what, right, mine in zip(names, wanted, found):
         why = leaves[what][1]
         if not torch.allclose(mine, right, rtol=rtol, atol=atol):
@@ -609,12 +666,13 @@ def expect_gradients(got, want, leaves: dict, *, name: str, shown: str, rtol: fl
                 raise Mistake(f"for {shown}: `{name}` gives the right values here, and the gradient with respect to "
                               f"{what} differs only at the level of rounding (by up to {worst:.2g}): some step ran in "
                               f"another precision than the task's {precision}. Keep every step in "
-                              f"{_keep_precision(precision)}. {why}")
+                              f"{_keep_precision(precision)}. {why}", key="gradient-precision")
             raise Mistake(f"for {shown}: `{name}` gives the right values here, but the gradient with respect to "
                           f"{what} is off by up to {worst:.3g}. Either part of the way from {what} to the output "
                           "is cut from autograd's graph (`.detach()`, `.data`, `.item()`, `torch.no_grad()`, a "
                           "copy made with torch.tensor), or your formula is another function that happens to agree "
-                          f"with the task's on these inputs: compare it with the task's, term by term. {why}")
+                          f"with the task's on these inputs: compare it with the task's, term by term. {why}",
+                          key="gradient-wrong")
 
 
 def parameter_leaves(module, prefix: str = "") -> dict:

@@ -28,13 +28,14 @@ def _build_block(answer, width: int, seed: int) -> nn.Module:
         raise
     except Exception as error:
         raise Mistake(f"`ResidualMLPBlock({width})` raised {type(error).__name__} ({error}). "
-                      "Keep the given __init__ and run its cell again.") from None
+                      "Keep the given __init__ and run its cell again.", key="init-raised") from None
     if not isinstance(block, nn.Module):
-        raise Mistake(f"`ResidualMLPBlock({width})` made a {type(block).__name__}; it should be an nn.Module.")
+        raise Mistake(f"`ResidualMLPBlock({width})` made a {type(block).__name__}; it should be an nn.Module.",
+        key="not-a-module")
     missing = [name for name in _LAYERS if not hasattr(block, name)]
     if missing:
         raise Mistake(f"the block has no {', '.join(missing)}: keep the given __init__, which creates "
-                      "linear1, norm1, linear2 and norm2.")
+                      "linear1, norm1, linear2 and norm2.", key="layers-missing")
     block = block.double().train()
     generator = torch.Generator().manual_seed(seed)
     with torch.no_grad():
@@ -71,18 +72,19 @@ def _block_mistakes(x: torch.Tensor, parts: dict) -> list[tuple]:
     return [
         (torch.relu(x + torch.relu(branch)), "your branch ends in a ReLU, so the block applies a ReLU twice: "
          "ReLU(x + ReLU(F(x))). F ends with norm2, not with a ReLU; the block's only ReLU outside F comes after "
-         "the sum. Remove the ReLU you put on the branch's output."),
+         "the sum. Remove the ReLU you put on the branch's output.", "relu-twice"),
         (x + torch.relu(branch), "the ReLU is applied to the branch before the sum, x + ReLU(F(x)). In this block "
-         "the ReLU comes after the sum: ReLU(x + F(x))."),
-        (x + branch, "the ReLU after the sum is missing: return ReLU(x + F(x)), not x + F(x)."),
+         "the ReLU comes after the sum: ReLU(x + F(x)).", "relu-before-sum"),
+        (x + branch, "the ReLU after the sum is missing: return ReLU(x + F(x)), not x + F(x).", "no-final-relu"),
         (torch.relu(branch), "the skip is missing: you returned ReLU(F(x)). Add the input x to the branch before "
-         "the last ReLU."),
-        (branch, "you returned the branch F(x) alone. The block's output is ReLU(x + F(x))."),
-        (torch.relu(x - branch), "the branch is subtracted: the block adds it to the skip path, ReLU(x + F(x))."),
+         "the last ReLU.", "no-skip"),
+        (branch, "you returned the branch F(x) alone. The block's output is ReLU(x + F(x)).", "branch-only"),
+        (torch.relu(x - branch), "the branch is subtracted: the block adds it to the skip path, ReLU(x + F(x)).",
+        "branch-subtracted"),
         (torch.relu(x), "the branch is missing: you returned ReLU(x). The block is ReLU(x + F(x)), "
-         "F(x) = norm2(linear2(ReLU(norm1(linear1(x)))))."),
+         "F(x) = norm2(linear2(ReLU(norm1(linear1(x))))).", "no-branch"),
         (torch.relu(x + parts["unnormalised"]), "the BatchNorm layers are not used: F(x) is "
-         "norm2(linear2(ReLU(norm1(linear1(x))))), with a BatchNorm after each Linear."),
+         "norm2(linear2(ReLU(norm1(linear1(x))))), with a BatchNorm after each Linear.", "no-batchnorm"),
     ]
 
 
@@ -90,7 +92,7 @@ def _check_block(answer) -> str:
     if isinstance(answer, nn.Module):
         raise Mistake(f"got a block, a {type(answer).__name__} already built, instead of the class. Pass the class "
                       "itself, `.check(ResidualMLPBlock)`, not `ResidualMLPBlock(8)`: the checker builds its own "
-                      "blocks of several widths.")
+                      "blocks of several widths.", key="instance-not-class")
     block_class = require_function(answer, "ResidualMLPBlock", 1)
     generator = torch.Generator().manual_seed(8)
     cases = [(6, torch.randn(16, 6, generator=generator, dtype=torch.float64), "a batch of 16 inputs of width 6"),
@@ -102,7 +104,8 @@ def _check_block(answer) -> str:
         got = call(block, x, name="forward", shown=shown)
         if not block.training:
             raise Mistake(f"for {shown}: your forward switched the block to eval mode (`self.eval()`). Leave the "
-                          "mode to the caller: model.train() before training, model.eval() before testing.")
+                          "mode to the caller: model.train() before training, model.eval() before testing.",
+                          key="forced-eval")
         parts = _block_parts(block, x)
         want = torch.relu(x + parts["branch"])
         expect_close(got, want, name="forward", shown=shown, mistakes=_block_mistakes(x, parts), rtol=1e-7, atol=1e-9)
@@ -132,12 +135,13 @@ def _expect_eval_mode(block: nn.Module, x: torch.Tensor, shown: str) -> None:
     got = call(block, x, name="forward", shown=shown)
     if block.training:
         raise Mistake(f"for {shown}: your forward switched the block back to training mode (`self.train()`). "
-                      "Leave the mode to the caller: model.eval() before testing, model.train() before training.")
+                      "Leave the mode to the caller: model.eval() before testing, model.train() before training.",
+                      key="forced-train")
     expect_close(got, want, name="forward", shown=shown, rtol=1e-7, atol=1e-9, mistakes=[
         (batch_statistics, "your block still normalises with each batch's own mean and variance. "
          "Call the layers self.norm1 and self.norm2 themselves (not a BatchNorm written by hand or "
          "F.batch_norm(..., training=True)): they switch to their running statistics in eval mode, so a "
-         "test input's result does not depend on the rest of its batch.")])
+         "test input's result does not depend on the rest of its batch.", "batch-statistics")])
     block.train()
 
 
@@ -186,23 +190,26 @@ def _ratio_mistakes(model, x) -> list[tuple]:
     right = _reference_ratios(model, x)
     return [
         ([r ** 0.5 for r in right], "these are ratios of standard deviations. The exercise asks for variances: "
-         "use .var(), not .std()."),
-        (inverted, "the ratio is upside down: divide the branch's variance by the skip's, Var(F(h)) / Var(h)."),
-        (alone, "these are the branch's variances alone: divide each by the skip's variance, Var(F(h)) / Var(h)."),
-        (product, "you multiplied the two variances: the ratio divides them, Var(F(h)) / Var(h)."),
+         "use .var(), not .std().", "std-not-var"),
+        (inverted, "the ratio is upside down: divide the branch's variance by the skip's, Var(F(h)) / Var(h).",
+        "ratio-inverted"),
+        (alone, "these are the branch's variances alone: divide each by the skip's variance, Var(F(h)) / Var(h).",
+        "not-divided"),
+        (product, "you multiplied the two variances: the ratio divides them, Var(F(h)) / Var(h).", "multiplied"),
         (outputs, "you divided the variance of the whole block's output, ReLU(h + F(h)), by Var(h). Use the branch "
-         "alone: block.branch(h)."),
+         "alone: block.branch(h).", "whole-block-output"),
         (frozen, "every block got the stem's output: after measuring a block, set h to that whole block's output, so "
-         "the next block sees what it sees in the network."),
+         "the next block sees what it sees in the network.", "stem-output-every-block"),
         (branch_path, "you moved on with h = block.branch(h): that drops the skip. Move on with the whole block's "
-         "output instead."),
+         "output instead.", "moved-on-with-branch"),
         (no_relu, "the first ratio is right, the later ones are not: you moved on with h + F(h), the sum without "
          "the block's final ReLU. The next block's input is the whole block's output, ReLU(h + F(h)): let the "
-         "block compute it instead of adding the branch yourself."),
+         "block compute it instead of adding the branch yourself.", "moved-on-without-relu"),
         (after_sum, "you divided by the variance of h + F(h), after adding the branch. The skip is h as it was "
-         "before the sum: take the ratio first, then move on, through the whole block with its ReLU."),
+         "before the sum: take the ratio first, then move on, through the whole block with its ReLU.",
+         "skip-after-sum"),
         (after_block, "you divided by the variance of the block's output, after moving h on. The skip is the "
-         "block's input: take the ratio before you move h on."),
+         "block's input: take the ratio before you move h on.", "skip-after-move"),
     ]
 
 
@@ -219,7 +226,7 @@ def _check_ratios(answer) -> str:
         if isinstance(got, (list, tuple)) and any(getattr(item, "requires_grad", False) for item in got):
             raise Mistake(f"`branch_to_skip_ratios` returned a list of tensors that still track gradients for "
                           f"{shown}. Return floats: `float(...)` of each ratio (under `torch.no_grad()` if you "
-                          "like).")
+                          "like).", key="tensors-not-floats")
         got = expect_float_list(got, name="branch_to_skip_ratios", shown=shown)
         want = _reference_ratios(model, x)
         expect_close(got, want, name="branch_to_skip_ratios", shown=shown, mistakes=_ratio_mistakes(model, x),

@@ -53,41 +53,45 @@ def _forward_mistakes(x, s, position, norm, branch) -> list[tuple]:
            "it has its own gamma and beta.")
     if position == "pre":
         return [
-            (x + s * f(functional.layer_norm(x, x.shape[-1:])), own),
+            (x + s * f(functional.layer_norm(x, x.shape[-1:])), own, "own-layernorm"),
             (s * (x + f(ln)), "the scale multiplies the whole sum, s * (x + F(LN(x))). It belongs on the branch "
-             "only: x + s * F(LN(x)), so that the skip path carries x untouched."),
+             "only: x + s * F(LN(x)), so that the skip path carries x untouched.", "scaled-sum"),
             (norm(x + s * f(x)), "for position 'pre' you normalised the sum x + s F(x): that is post-norm. "
-             "Pre-norm normalises only what enters the branch: x + s * F(LN(x))."),
+             "Pre-norm normalises only what enters the branch: x + s * F(LN(x)).", "pre-is-post"),
             (norm(x + s * f(ln)), "you normalised the sum as well. In pre-norm the LayerNorm sits only on the "
-             "branch's input; the sum x + s * F(LN(x)) is returned as it is."),
+             "branch's input; the sum x + s * F(LN(x)) is returned as it is.", "normalised-sum-too"),
             (ln + s * f(ln), "the skip path carries LN(x). It must carry x itself, untouched: x + s * F(LN(x)) "
-             "(that untouched path is what keeps the identity in the Jacobian clean)."),
-            (x + s * f(x), "the LayerNorm is missing: in pre-norm the branch sees LN(x), so x + s * F(LN(x))."),
+             "(that untouched path is what keeps the identity in the Jacobian clean).", "normalised-skip"),
+            (x + s * f(x), "the LayerNorm is missing: in pre-norm the branch sees LN(x), so x + s * F(LN(x)).",
+            "no-layernorm"),
             (ln + s * f(x), "the LayerNorm is on the skip path instead of the branch's input. Pre-norm keeps x "
-             "untouched and normalises what the branch sees: x + s * F(LN(x))."),
-            (x + f(ln), "the scale is missing: multiply the branch's output by s before adding it to x."),
-            (s * f(ln), "you returned only the branch, s * F(LN(x)). Add the skip path: x + s * F(LN(x))."),
-            (f(ln), "you returned F(LN(x)) only: scale it by s and add x."),
+             "untouched and normalises what the branch sees: x + s * F(LN(x)).", "layernorm-on-skip"),
+            (x + f(ln), "the scale is missing: multiply the branch's output by s before adding it to x.", "no-scale"),
+            (s * f(ln), "you returned only the branch, s * F(LN(x)). Add the skip path: x + s * F(LN(x)).",
+            "branch-only"),
+            (f(ln), "you returned F(LN(x)) only: scale it by s and add x.", "unscaled-branch-only"),
         ]
     return [
-        (functional.layer_norm(x + s * f(x), x.shape[-1:]), own),
+        (functional.layer_norm(x + s * f(x), x.shape[-1:]), own, "own-layernorm"),
         (s * norm(x + f(x)), "the scale multiplies the whole output, s * LN(x + F(x)). It belongs on the branch "
-         "only: LN(x + s * F(x))."),
+         "only: LN(x + s * F(x)).", "scaled-output"),
         (x + s * f(ln), "for position 'post' you returned the pre-norm output. Post-norm adds first and "
-         "normalises the sum: LN(x + s * F(x))."),
-        (ln + s * f(x), "you normalised x before adding. Post-norm normalises the sum: LN(x + s * F(x))."),
+         "normalises the sum: LN(x + s * F(x)).", "post-is-pre"),
+        (ln + s * f(x), "you normalised x before adding. Post-norm normalises the sum: LN(x + s * F(x)).",
+        "normalised-x-before-sum"),
         (ln + s * f(ln), "you normalised x first and fed LN(x) to the branch. Post-norm adds first, on x itself, "
-         "and normalises last: LN(x + s * F(x))."),
+         "and normalises last: LN(x + s * F(x)).", "normalised-x-first"),
         (norm(x + s * f(ln)), "the branch received LN(x). In post-norm the branch sees x itself and the "
-         "LayerNorm comes after the sum: LN(x + s * F(x))."),
-        (x + s * f(x), "the LayerNorm is missing: post-norm returns LN(x + s * F(x))."),
-        (norm(x + f(x)), "the scale is missing: LN(x + s * F(x)), with the branch multiplied by s."),
+         "LayerNorm comes after the sum: LN(x + s * F(x)).", "branch-sees-ln"),
+        (x + s * f(x), "the LayerNorm is missing: post-norm returns LN(x + s * F(x)).", "no-layernorm-post"),
+        (norm(x + f(x)), "the scale is missing: LN(x + s * F(x)), with the branch multiplied by s.", "no-scale-post"),
         (x + norm(s * f(x)), "you normalised the branch's output, x + LN(s * F(x)). Post-norm normalises the "
-         "whole sum, after the skip path is added: LN(x + s * F(x))."),
-        (norm(s * f(x)), "the skip path is missing: normalise x + s * F(x), not s * F(x) alone."),
-        (s * f(x), "you returned only the branch, s * F(x). Post-norm returns LN(x + s * F(x))."),
-        (norm(x - s * f(x)), "the branch's write is subtracted: post-norm adds it, LN(x + s * F(x))."),
-        (norm(x), "the branch is missing: you returned LN(x). Post-norm returns LN(x + s * F(x))."),
+         "whole sum, after the skip path is added: LN(x + s * F(x)).", "normalised-branch"),
+        (norm(s * f(x)), "the skip path is missing: normalise x + s * F(x), not s * F(x) alone.", "no-skip"),
+        (s * f(x), "you returned only the branch, s * F(x). Post-norm returns LN(x + s * F(x)).", "branch-only-post"),
+        (norm(x - s * f(x)), "the branch's write is subtracted: post-norm adds it, LN(x + s * F(x)).",
+        "write-subtracted"),
+        (norm(x), "the branch is missing: you returned LN(x). Post-norm returns LN(x + s * F(x)).", "no-branch"),
     ]
 
 
@@ -99,7 +103,7 @@ def _check_forward(answer) -> str:
             got = call(flexible_forward, x, norm, branch, s, position, name="flexible_forward", shown=shown)
             if not isinstance(got, torch.Tensor):
                 raise Mistake(f"`flexible_forward` returned a {type(got).__name__} for {shown}; return a torch "
-                              "tensor shaped like x.")
+                              "tensor shaped like x.", key="not-a-tensor-result")
             expect_float64(got, what="your output", shown=shown, why="Your formula may be right, but float32 "
                            "keeps only about 7 digits: compute with x, norm and branch as they are, without .float().")
             want = x + s * branch(norm(x)) if position == "pre" else norm(x + s * branch(x))
@@ -151,66 +155,68 @@ def _instance(answer, d: int) -> nn.Module:
     block = call(answer, d, name="ReZeroBlock", shown=f"ReZeroBlock({d})")
     if not isinstance(block, nn.Module):
         raise Mistake(f"ReZeroBlock({d}) made a {type(block).__name__}; the class must subclass nn.Module "
-                      "(class ReZeroBlock(nn.Module): ...) and call super().__init__() first.")
+                      "(class ReZeroBlock(nn.Module): ...) and call super().__init__() first.", key="not-a-module")
     for name, shape in (("fc1", (4 * d, d)), ("fc2", (d, 4 * d))):
         layer = getattr(block, name, None)
         if not isinstance(layer, nn.Linear):
             raise Mistake(f"ReZeroBlock({d}) has no nn.Linear called `{name}`. Name the branch's layers "
-                          "self.fc1 = nn.Linear(d, 4 * d) and self.fc2 = nn.Linear(4 * d, d).")
+                          "self.fc1 = nn.Linear(d, 4 * d) and self.fc2 = nn.Linear(4 * d, d).", key="missing-linear")
         if tuple(layer.weight.shape) != shape:
             raise Mistake(f"`{name}` of ReZeroBlock({d}) has weight shape {tuple(layer.weight.shape)}; "
-                          f"expected {shape}: fc1 widens d to 4d, fc2 narrows 4d back to d.")
+                          f"expected {shape}: fc1 widens d to 4d, fc2 narrows 4d back to d.", key="linear-shape")
         if not layer.weight.detach().any():
             raise Mistake(f"`{name}` of ReZeroBlock({d}) starts with an all-zero weight. ReZero starts only the gate "
-                          "at 0; the branch keeps nn.Linear's own random start, or alpha would get no signal to grow.")
+                          "at 0; the branch keeps nn.Linear's own random start, or alpha would get no signal to grow.",
+                          key="zero-weight-init")
         if layer.bias is None:
             raise Mistake(f"`{name}` of ReZeroBlock({d}) has no bias (bias=False): keep the branch's layers as "
-                          "the task gives them, nn.Linear with its bias. ReZero adds only the gate.")
+                          "the task gives them, nn.Linear with its bias. ReZero adds only the gate.",
+                          key="linear-no-bias")
     if any(isinstance(m, nn.LayerNorm) for m in block.modules()):
         raise Mistake("your block contains a LayerNorm. ReZero as published removes LayerNorm: "
-                      "y = x + alpha * F(x), nothing else.")
+                      "y = x + alpha * F(x), nothing else.", key="layernorm-in-rezero")
     alpha = getattr(block, "alpha", None)
     if alpha is None:
         own = [name for name, _ in block.named_parameters(recurse=False)]
         raise Mistake(f"ReZeroBlock({d}) has no `self.alpha`" + (f" (its own parameters: {', '.join(own)})" if own
                       else "") + ". Name the gate self.alpha: the checker, like the notebook's training code, looks "
-                      "for it by that name.")
+                      "for it by that name.", key="no-alpha")
     retyped = other_dtype(block, torch.float32)
     if retyped is not None:
         raise Mistake(f"the weights of ReZeroBlock({d}) are {retyped}, not torch's default float32 (was "
                       "torch.set_default_dtype or .double() called in __init__?). Leave the dtype alone: the "
-                      "caller converts the whole model when it needs to.")
+                      "caller converts the whole model when it needs to.", key="weights-retyped")
     if not isinstance(alpha, nn.Parameter):
         raise Mistake(f"`alpha` is a {type(alpha).__name__}, so the module does not register it as a weight: "
                       "it is not among block.parameters(), and no optimiser would update it. Wrap the zero "
                       "tensor in `nn.Parameter(...)`, PyTorch's wrapper that makes a tensor a learnable weight "
-                      "of its module.")
+                      "of its module.", key="alpha-not-parameter")
     if isinstance(vars(type(block)).get("alpha"), torch.Tensor):
         raise Mistake("`alpha` is defined in the class body, not in __init__, so every ReZeroBlock shares that "
                       "one gate and the module does not register it as its own weight. Write "
-                      "`self.alpha = nn.Parameter(...)` inside __init__.")
+                      "`self.alpha = nn.Parameter(...)` inside __init__.", key="alpha-class-attribute")
     if not any(alpha is parameter for parameter in block.parameters()):
         raise Mistake("`alpha` is not among the block's own parameters, so no optimiser would update it. Write "
-                      "`self.alpha = nn.Parameter(...)` inside __init__.")
+                      "`self.alpha = nn.Parameter(...)` inside __init__.", key="alpha-not-own")
     twin = call(answer, d, name="ReZeroBlock", shown=f"ReZeroBlock({d})")
     if any(alpha is parameter for parameter in twin.parameters()):
         raise Mistake("two ReZeroBlocks share one `alpha` (the same tensor, made once outside __init__), so every "
-                      "block would learn the same gate. Make a new nn.Parameter inside __init__.")
+                      "block would learn the same gate. Make a new nn.Parameter inside __init__.", key="alpha-shared")
     if not alpha.requires_grad:
         raise Mistake(f"`alpha` does not require a gradient (requires_grad=False). {GATE_WHY} Leave "
-                      "nn.Parameter's default, requires_grad=True.")
+                      "nn.Parameter's default, requires_grad=True.", key="alpha-frozen")
     if alpha.numel() != 1:
-        raise Mistake(f"`alpha` has {alpha.numel()} numbers; ReZero uses one scalar per block.")
+        raise Mistake(f"`alpha` has {alpha.numel()} numbers; ReZero uses one scalar per block.", key="alpha-not-scalar")
     if float(alpha.detach()) != 0.0:
         raise Mistake(f"`alpha` starts at {float(alpha.detach()):g}; ReZero starts it at 0, so that the block "
-                      "is exactly the identity at initialisation.")
+                      "is exactly the identity at initialisation.", key="alpha-not-zero")
     return block
 
 
 def _check_rezero(answer) -> str:
     if isinstance(answer, nn.Module):
         raise Mistake("you passed a block, not the class: pass the class `ReZeroBlock`, not `ReZeroBlock(d)`. "
-                      "The checker builds its own blocks, of two widths.")
+                      "The checker builds its own blocks, of two widths.", key="instance-not-class")
     require_function(answer, "ReZeroBlock", 1)
     for d, shape in ((8, (5, 8)), (4, (2, 3, 4))):
         with torch.random.fork_rng(devices=[]):
@@ -225,14 +231,15 @@ def _check_rezero(answer) -> str:
                     torch.allclose(got, x, rtol=1e-5, atol=1e-5):
                 raise Mistake(f"for {shown}, alpha = 0: your block must return x exactly, and it is off by up to "
                               f"{float((got - x).abs().max()):.2g}: something is added and taken away again (or "
-                              "rounded) instead of the gate multiplying the branch, x + alpha * F(x).")
+                              "rounded) instead of the gate multiplying the branch, x + alpha * F(x).",
+                              key="not-identity-at-zero")
             expect_close(got, x, name="ReZeroBlock.forward", shown=f"{shown}, alpha = 0", rtol=0, atol=0, mistakes=[
                 (x + branch, "the block does not start as the identity: the gate is missing. Multiply the branch "
-                 "by alpha: x + alpha * F(x)."),
+                 "by alpha: x + alpha * F(x).", "no-gate"),
                 (torch.zeros_like(x), "with alpha = 0 your block outputs 0: you returned alpha * F(x) only. Add "
-                 "the skip path: x + alpha * F(x)."),
+                 "the skip path: x + alpha * F(x).", "no-skip"),
                 (branch, "with alpha = 0 your block outputs F(x): alpha multiplies x. The gate belongs on the "
-                 "branch: x + alpha * F(x)."),
+                 "branch: x + alpha * F(x).", "gate-on-skip"),
             ])
             block.alpha.fill_(0.7)
             relu = block.fc2(torch.relu(block.fc1(x)))
@@ -241,14 +248,17 @@ def _check_rezero(answer) -> str:
             expect_close(got, x + 0.7 * branch, name="ReZeroBlock.forward", shown=f"{shown}, alpha = 0.7",
                          rtol=1e-5, atol=1e-6, terms=[("the skip path x", x), ("the gated branch alpha * F(x)",
                                                                                 0.7 * branch)], mistakes=[
-                             (0.7 * branch, "you returned only the branch, alpha * F(x). Add the skip path x."),
-                             (0.7 * x + branch, "alpha multiplies x. It belongs on the branch: x + alpha * F(x)."),
+                             (0.7 * branch, "you returned only the branch, alpha * F(x). Add the skip path x.",
+                             "branch-only"),
+                             (0.7 * x + branch, "alpha multiplies x. It belongs on the branch: x + alpha * F(x).",
+                             "alpha-multiplies-x"),
                              (x + 0.7 * relu, "the branch uses ReLU; this course's branch uses GELU between fc1 "
-                              "and fc2 (F.gelu or nn.GELU())."),
+                              "and fc2 (F.gelu or nn.GELU()).", "relu-not-gelu"),
                              (x + 0.7 * block.fc2(block.fc1(x)), "the branch has no activation between fc1 and "
-                              "fc2: apply GELU in between."),
+                              "fc2: apply GELU in between.", "no-activation"),
                              (x + 0.7 * tanh_gelu, "the branch uses the tanh approximation of GELU (GPT-2's "
-                              "choice). Use the exact GELU, x * Phi(x): F.gelu or nn.GELU() without `approximate`."),
+                              "choice). Use the exact GELU, x * Phi(x): F.gelu or nn.GELU() without `approximate`.",
+                              "tanh-gelu"),
                          ])
         for alpha in (0.0, 0.7):
             with torch.no_grad():
@@ -264,7 +274,8 @@ def _check_rezero(answer) -> str:
         call(block, x, name="ReZeroBlock.forward", shown=f"{shown}, in eval mode")
         if block.training:
             raise Mistake(f"for {shown}: your forward switched the block to training mode (`self.train()`). Leave "
-                          "the mode to the caller: model.train() before training, model.eval() before testing.")
+                          "the mode to the caller: model.train() before training, model.eval() before testing.",
+                          key="forced-train")
     return ("x + alpha * F(x) with a learnable alpha starting at 0 and no LayerNorm: exactly the identity at "
             "initialisation, and the right edit once alpha moves, for two widths.")
 

@@ -36,24 +36,24 @@ def _block_mistakes(x, w1, w2) -> list[tuple]:
         at_zero = (w1 @ x >= 0).astype(np.float64)
         mistakes.append((eye + w2 @ (at_zero[:, None] * w1), "a ReLU whose input is exactly 0 counts as on in your D "
                          "(>= 0). D is 1 only where W1 x > 0, strictly: at 0 the ReLU's slope is taken as 0, as "
-                         "PyTorch's autograd does."))
+                         "PyTorch's autograd does.", "relu-at-zero-on"))
     mistakes += [
         (jf, "this is J_F, the branch's Jacobian alone. The block is x + F(x): add the identity, the skip path's "
-             "contribution (np.eye(d) + J_F)."),
+             "contribution (np.eye(d) + J_F).", "branch-jacobian-only"),
         (eye + jf.T, "the result is transposed: entry (i, j) must be d y_i / d x_j. Multiply in the order "
-                     "W2 D W1 (the layer applied last comes first), not W1^T D W2^T."),
+                     "W2 D W1 (the layer applied last comes first), not W1^T D W2^T.", "result-transposed"),
         (eye + w2 @ w1, "the ReLU's switch D is missing: J_F = W2 D W1, where D is diagonal with 1 where W1 x > 0 "
-                        "and 0 elsewhere (a switched-off unit passes no slope)."),
+                        "and 0 elsewhere (a switched-off unit passes no slope).", "no-relu-switch"),
         (eye + w2 @ (np.maximum(w1 @ x, 0.0)[:, None] * w1), "D holds the ReLU's outputs; it must hold its slopes: "
-                                                          "1 where W1 x > 0, 0 elsewhere."),
+                                                          "1 where W1 x > 0, 0 elsewhere.", "d-holds-outputs"),
     ]
     if w1.shape[0] == x.shape[0]:
         wrong_switch = (x > 0).astype(np.float64)
         mistakes.append((eye + w2 @ (wrong_switch[:, None] * w1), "D is decided by x > 0; it must be decided by the "
-                         "ReLU's input, W1 x > 0."))
+                         "ReLU's input, W1 x > 0.", "d-from-x"))
     if w1.shape == w2.shape == (x.shape[0], x.shape[0]):
         mistakes.append((eye + w1 @ (on[:, None] * w2), "the product is in the wrong order, W1 D W2. The chain rule "
-                         "puts the layer applied last first: J_F = W2 D W1."))
+                         "puts the layer applied last first: J_F = W2 D W1.", "wrong-order"))
     return mistakes
 
 
@@ -135,17 +135,22 @@ def _difference_mistakes(f, x, eps) -> list[tuple]:
     return [
         (_columns(f, x, eps, lambda f, x, step: (f(x + step) - f(x)) / eps),
          "this is a one-sided difference, (f(x + eps e_j) - f(x)) / eps, whose error shrinks only like eps (here "
-         "about 1e-3). Use the central difference (f(x + eps e_j) - f(x - eps e_j)) / (2 eps): error like eps^2."),
+         "about 1e-3). Use the central difference (f(x + eps e_j) - f(x - eps e_j)) / (2 eps): error like eps^2.",
+         "one-sided"),
         (central.T, "the result is transposed: the difference for input j belongs in column j "
-                    "(entry (i, j) = d f_i / d x_j), so stack the differences as columns (np.stack(..., axis=1))."),
-        (2 * central, "the result is twice too large: x + eps e_j and x - eps e_j are 2 eps apart, so divide by 2 eps."),
+                    "(entry (i, j) = d f_i / d x_j), so stack the differences as columns (np.stack(..., axis=1)).",
+                    "result-transposed"),
+        (2 * central, "the result is twice too large: x + eps e_j and x - eps e_j are 2 eps apart, so divide by 2 eps.",
+        "twice-too-large"),
         (_columns(f, x, eps, lambda f, x, step: (f(x + step) - f(x)) / (2 * eps)),
-         "one of your two points is x itself: the central difference evaluates f at x + eps e_j and at x - eps e_j."),
+         "one of your two points is x itself: the central difference evaluates f at x + eps e_j and at x - eps e_j.",
+         "point-at-x"),
         (_columns(f, x, eps, lambda f, x, step: (f(x) - f(x - step)) / (2 * eps)),
-         "one of your two points is x itself: the central difference evaluates f at x + eps e_j and at x - eps e_j."),
+         "one of your two points is x itself: the central difference evaluates f at x + eps e_j and at x - eps e_j.",
+         "point-at-x-2"),
         (np.repeat(((f(x + eps) - f(x - eps)) / (2 * eps))[:, None], x.shape[0], axis=1),
          "every column is the same: you moved all inputs at once. Move one input at a time, x + eps e_j with "
-         "e_j zero except a 1 at entry j."),
+         "e_j zero except a 1 at entry j.", "all-inputs-moved"),
     ]
 
 
@@ -162,7 +167,7 @@ def _check_difference(answer) -> str:
                 array, exact_jacobian, rtol=1e-5, atol=1e-6):
             raise Mistake(f"for {shown}: your result is the exact Jacobian, although with this large eps the central "
                           f"difference differs from it by up to {float(np.max(np.abs(want - exact_jacobian))):.2g}. "
-                          "It does not use the step eps it was given: step by exactly eps.")
+                          "It does not use the step eps it was given: step by exactly eps.", key="exact-jacobian")
         try:
             expect_close(got, want, name="finite_difference_jacobian", shown=shown, rtol=1e-5, atol=1e-6,
                          mistakes=_difference_mistakes(f, x, eps))
@@ -173,7 +178,8 @@ def _check_difference(answer) -> str:
                 if error <= 20 * np.finfo(np.float32).eps * max(1.0, float(np.max(np.abs(f(x))))) / eps:
                     raise Mistake(f"for {shown}: off by {error:.2g}, about what rounding to float32 and dividing "
                                   "by eps costs. Somewhere the values went through float32, or were rounded: keep "
-                                  "x, the steps and f's values in float64, and do not round.") from None
+                                  "x, the steps and f's values in float64, and do not round.",
+                                  key="float32-rounding") from None
             raise
     return ("central differences, one input at a time, as columns, in float64: they match the exact Jacobians "
             "of a smooth map with 3 inputs and 2 outputs and of a residual block at eps = 1e-3 and 1e-6, and "

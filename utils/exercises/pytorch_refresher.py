@@ -40,36 +40,38 @@ def _layer_norm_mistakes(x, gamma, beta, eps) -> list[tuple]:
         unbiased = x.var(dim=-1, unbiased=True, keepdim=True)
         mistakes.append((gamma * centred / torch.sqrt(unbiased + eps) + beta,
                          "you used the unbiased variance (dividing by d - 1). LayerNorm divides by d: "
-                         "use `unbiased=False` (or `correction=0`), or compute the mean of the squared deviations."))
+                         "use `unbiased=False` (or `correction=0`), or compute the mean of the squared deviations.",
+                         "unbiased-variance"))
     if eps != 1e-5:
         mistakes.append((gamma * centred / torch.sqrt(biased + 1e-5) + beta,
                          f"your result does not use the eps it was given (here {eps:g}): a fixed 1e-5 inside the "
-                         "function. Use the argument eps."))
+                         "function. Use the argument eps.", "fixed-eps"))
     mistakes += [
         (gamma * centred / (biased.sqrt() + eps) + beta,
          "eps is added to the standard deviation. LayerNorm adds it to the variance, inside the square root: "
-         "divide by sqrt(variance + eps)."),
+         "divide by sqrt(variance + eps).", "eps-on-std"),
         (gamma * centred / torch.sqrt(biased + eps ** 2) + beta,
-         "eps is squared: add eps itself to the variance, sqrt(variance + eps)."),
+         "eps is squared: add eps itself to the variance, sqrt(variance + eps).", "eps-squared"),
         (gamma * centred / biased.sqrt() + beta,
          "eps is missing: divide by sqrt(variance + eps), not by sqrt(variance) (eps keeps a constant token "
-         "from giving 0 / 0)."),
+         "from giving 0 / 0).", "eps-missing"),
         (centred / torch.sqrt(biased + eps),
-         "the learnable scale gamma and shift beta are missing: multiply by gamma, then add beta."),
+         "the learnable scale gamma and shift beta are missing: multiply by gamma, then add beta.", "no-gamma-beta"),
         (beta * centred / torch.sqrt(biased + eps) + gamma,
-         "gamma and beta are swapped: gamma multiplies, beta is added."),
+         "gamma and beta are swapped: gamma multiplies, beta is added.", "gamma-beta-swapped"),
         (gamma * x / torch.sqrt(biased + eps) + beta,
-         "the mean is not subtracted: normalise x - mean(x), not x."),
+         "the mean is not subtracted: normalise x - mean(x), not x.", "mean-not-subtracted"),
     ]
     if x.ndim > 1:
         whole = (x - x.mean()) / torch.sqrt(x.var(unbiased=False) + eps)
         mistakes.append((gamma * whole + beta,
                          "you normalised with the mean and variance of the whole tensor. LayerNorm works per "
-                         "token: take them over the last dimension only (`dim=-1, keepdim=True`)."))
+                         "token: take them over the last dimension only (`dim=-1, keepdim=True`).",
+                         "whole-tensor-statistics"))
         first = (x - x.mean(dim=0, keepdim=True)) / torch.sqrt(x.var(dim=0, unbiased=False, keepdim=True) + eps)
         mistakes.append((gamma * first + beta,
                          "you normalised across the first dimension (across tokens or the batch). LayerNorm "
-                         "normalises each token over its d features: use `dim=-1`."))
+                         "normalises each token over its d features: use `dim=-1`.", "wrong-axis"))
     return mistakes
 
 
@@ -87,13 +89,13 @@ def _diagnose_layer_norm(layer_norm, x, eps, shown: str) -> None:
     if not np.allclose(plain.mean(axis=-1), 0.0, atol=1e-7):
         raise Mistake(f"for {shown}: with gamma = 1 and beta = 0 your tokens do not come out centred (their means are "
                       "not 0). Subtract each token's own mean, over the last dimension (dim=-1, keepdim=True), "
-                      "from x.")
+                      "from x.", key="not-centred")
     if not np.allclose(plain.var(axis=-1, keepdims=True), variance / (variance + eps), rtol=1e-6, atol=1e-9):
         raise Mistake(f"for {shown}: with gamma = 1 and beta = 0 your tokens are centred but not scaled right. "
                       "Divide by sqrt(variance + eps), the variance being the mean of the squared deviations over "
-                      "the last dimension.")
+                      "the last dimension.", key="not-scaled")
     raise Mistake(f"for {shown}: your normalisation is right (it gives the right result with gamma = 1 and beta = 0), "
-                  "so gamma and beta are applied wrongly: return gamma * x_hat + beta.")
+                  "so gamma and beta are applied wrongly: return gamma * x_hat + beta.", key="gamma-beta-misapplied")
 
 
 _LIBRARY_NORM = ("your `layer_norm` calls one of torch's own normalisations (F.layer_norm, nn.LayerNorm, "
@@ -124,7 +126,7 @@ def _library_layer_norm_refused():
     runs, torch's own LayerNorm (the function, the module, the operator) answers with a
     Mistake instead of the result the checker compares against."""
     def refuse(*_args, **_kwargs):
-        raise Mistake(_LIBRARY_NORM)
+        raise Mistake(_LIBRARY_NORM, key="library-layer-norm")
     places = [(functional, name) for name in ("layer_norm", "group_norm", "instance_norm", "batch_norm", "normalize")]
     places += [(functional, "rms_norm")] if hasattr(functional, "rms_norm") else []
     places += [(torch, name) for name in ("layer_norm", "native_layer_norm", "rms_norm", "group_norm", "instance_norm",
@@ -150,11 +152,11 @@ def _check_layer_norm(answer) -> str:
             if "raised RuntimeError" in str(mistake) and "must match the size" in str(mistake):
                 raise Mistake(f"for {shown}: the sizes do not match, because the mean or the variance lost its "
                               "last dimension. Keep it, `x.mean(dim=-1, keepdim=True)`, so that it broadcasts "
-                              "against x.") from None
+                              "against x.", key="lost-axis") from None
             raise
         if not isinstance(got, torch.Tensor):
             raise Mistake(f"`layer_norm` returned a {type(got).__name__} for {shown}; return a torch tensor "
-                          "of the same shape as x.")
+                          "of the same shape as x.", key="not-a-tensor-result")
         expect_float64(got, what="your result", shown=shown, why="Your formula may be right, but float32 keeps "
                        "only about 7 digits of each entry: compute from x, gamma and beta as they are.")
         want = functional.layer_norm(x, x.shape[-1:], gamma, beta, eps)
@@ -172,7 +174,7 @@ def _check_layer_norm(answer) -> str:
             got = call(layer_norm, x, gamma, beta, eps, name="layer_norm", shown=shown, copies=False)
             want = torch.nn.functional.layer_norm(x, x.shape[-1:], gamma, beta, eps)
         if isinstance(got, torch.Tensor) and _computed_by_a_library_norm(got):
-            raise Mistake(_LIBRARY_NORM)
+            raise Mistake(_LIBRARY_NORM, key="library-layer-norm")
         expect_gradients(got, want, {"x": (x, INPUT_WHY), "gamma": (gamma, WEIGHT_WHY), "beta": (beta, WEIGHT_WHY)},
                          name="layer_norm", shown=shown, rtol=1e-8, atol=1e-10)
     return ("matches torch's LayerNorm on a batch, a single token, a large eps and constant tokens: per token, "
@@ -278,18 +280,19 @@ def _check_gradient(answer) -> str:
         result = call(gradient_check, f, x, h, name="gradient_check", shown=shown)
         if not isinstance(result, (tuple, list)) or len(result) != 2:
             raise Mistake(f"`gradient_check` should return two tensors, (autograd gradient, finite-difference "
-                          f"gradient); for {shown} it returned {describe_container(result)}.")
+                          f"gradient); for {shown} it returned {describe_container(result)}.", key="not-a-pair")
         auto, numeric = result
         want = _GRADIENTS[f](x)
         if auto is None:
             raise Mistake(f"the autograd gradient for {shown} is None: leaf.grad stays None until a backward pass "
                           "reaches leaf. Call f(leaf).backward() on f's own result: `.item()`, `torch.tensor(...)`, "
                           "`.detach()` or NumPy on the way cut the graph, and nothing is recorded under "
-                          "`torch.no_grad()`.")
+                          "`torch.no_grad()`.", key="grad-none")
         central = _central(f, x, h, 2 * h)
         for label, got in (("autograd gradient", auto), ("finite-difference gradient", numeric)):
             if not isinstance(got, torch.Tensor):
-                raise Mistake(f"the {label} for {shown} is a {type(got).__name__}; return a torch tensor shaped like x.")
+                raise Mistake(f"the {label} for {shown} is a {type(got).__name__}; return a torch tensor shaped "
+                              "like x.", key="not-a-tensor-result")
             expect_float64(got, what=f"the {label}", shown=shown, why="In float32 a difference of two nearly "
                            "equal values keeps only about 7 digits, and dividing by a small h blows the rounding up.")
         value = float(f(x))
@@ -297,21 +300,21 @@ def _check_gradient(answer) -> str:
             if torch.allclose(auto, central, rtol=1e-12, atol=1e-14) and torch.allclose(numeric, want, rtol=1e-10,
                                                                                         atol=1e-12):
                 raise Mistake(f"for {shown}: you returned the pair in the wrong order: return "
-                              "(by_autograd, by_difference).")
+                              "(by_autograd, by_difference).", key="pair-swapped")
             if torch.allclose(auto, central, rtol=1e-6, atol=1e-8):
                 raise Mistake(f"for {shown}: your autograd gradient matches the central difference, not autograd. "
-                              "Get it from f(leaf).backward(), then leaf.grad.")
+                              "Get it from f(leaf).backward(), then leaf.grad.", key="autograd-is-difference")
             if torch.allclose(auto, want, rtol=1e-3, atol=1e-6):
                 raise Mistake(f"for {shown}: your autograd gradient is near the exact one but off by up to "
                               f"{float((auto - want).abs().max()):.2g}, as a finite difference (or arithmetic in "
                               "float32) would be. Get it from autograd: f(leaf).backward(), then leaf.grad, exact "
-                              "to the last digits.")
+                              "to the last digits.", key="autograd-low-precision")
         expect_close(auto, want, name="gradient_check", shown=f"{shown} (autograd gradient)", rtol=1e-10, atol=1e-12,
                      mistakes=[(torch.full_like(x, value),
                                 "the autograd gradient holds f(x) itself. Call .backward() on f(x) and return x.grad, "
-                                "the derivative, not the value."),
+                                "the derivative, not the value.", "grad-holds-f"),
                                (2 * want, "the autograd gradient is twice the right one: x.grad adds up over "
-                                "backward() calls; call backward() once, on a fresh copy of x.")])
+                                "backward() calls; call backward() once, on a fresh copy of x.", "grad-accumulated")])
         try:
             _expect_difference(numeric, want, f, x, h, shown)
         except Mistake as mistake:
@@ -321,7 +324,7 @@ def _check_gradient(answer) -> str:
                 raise Mistake(f"for {shown}: the finite difference is off by {error:.2g}, about what rounding f's "
                               "values to float32 (7 digits) and dividing by h costs. Somewhere the values were "
                               "computed in float32, or rounded: keep x, the steps and f's values in float64, and "
-                              "do not round.") from None
+                              "do not round.", key="difference-low-precision") from None
             raise
     return ("autograd agrees with the exact gradient, and the central difference with its own value for the step "
             "given, on four functions of a vector x, with steps from 0.1 to 1e-6, in float64. At ReLU's kink the two "
@@ -339,23 +342,24 @@ def _expect_difference(numeric, want, f, x, h, shown) -> None:
         raise Mistake(f"for {shown}: your finite difference is the exact gradient, although with this h the "
                       f"central difference differs from it by up to {float((central - want).abs().max()):.2g}. "
                       "It does not use the step h it was given (a fixed step inside the function, or autograd's "
-                      "gradient returned twice): step by exactly h.")
+                      "gradient returned twice): step by exactly h.", key="difference-is-exact")
     expect_close(numeric, central, name="gradient_check", shown=f"{shown} (finite-difference gradient)",
                  rtol=1e-7, atol=1e-9, mistakes=[
                      (_one_sided(f, x, h, 1.0) / 2, "one of your two points is x itself: the central difference "
-                      "evaluates f at x + h e_i and at x - h e_i."),
+                      "evaluates f at x + h e_i and at x - h e_i.", "point-at-x"),
                      (_one_sided(f, x, h, -1.0) / 2, "one of your two points is x itself: the central difference "
-                      "evaluates f at x + h e_i and at x - h e_i."),
+                      "evaluates f at x + h e_i and at x - h e_i.", "point-at-x-2"),
                      (_one_sided(f, x, h, 1.0), "the finite difference is one-sided, (f(x + h e_i) - f(x)) / h: "
                       "its error shrinks only like h. Use the central difference "
-                      "(f(x + h e_i) - f(x - h e_i)) / (2h), whose error shrinks like h squared."),
+                      "(f(x + h e_i) - f(x - h e_i)) / (2h), whose error shrinks like h squared.", "one-sided"),
                      (_one_sided(f, x, h, -1.0), "the finite difference is one-sided, (f(x) - f(x - h e_i)) / h: "
-                      "use the central difference (f(x + h e_i) - f(x - h e_i)) / (2h)."),
+                      "use the central difference (f(x + h e_i) - f(x - h e_i)) / (2h).", "one-sided-backward"),
                      (_central(f, x, h, h), "the finite difference is twice the right one: the two points "
-                      "x + h e_i and x - h e_i are 2h apart, so divide by 2h."),
+                      "x + h e_i and x - h e_i are 2h apart, so divide by 2h.", "twice-too-large"),
                      (_all_at_once(f, x, h),
                       "every entry of the finite difference is the same number: you moved all entries of x "
-                      "at once. Move one entry at a time (x + h e_i, with e_i zero except a 1 at entry i)."),
+                      "at once. Move one entry at a time (x + h e_i, with e_i zero except a 1 at entry i).",
+                      "all-entries-moved"),
                  ])
 
 

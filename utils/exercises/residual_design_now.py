@@ -49,20 +49,20 @@ def _check_sinkhorn(answer) -> str:
         mistakes = [
             (_normalise(matrix, iterations, rows_first=False),
              "you normalised the columns first. Each iteration divides the rows by their sums first, then the "
-             "columns; after finitely many iterations the order changes the result."),
+             "columns; after finitely many iterations the order changes the result.", "columns-first"),
             (_normalise(matrix, iterations, cols=False),
-             "only the rows sum to 1: each iteration must also divide every column by its sum."),
+             "only the rows sum to 1: each iteration must also divide every column by its sum.", "rows-only"),
             (_normalise(matrix, iterations, rows=False),
              "only the columns sum to 1: the rows are never divided by their own sums. Either the row step "
              "is missing, or its sums lost their axis: `out.sum(dim=1)` is a row of numbers, so dividing by it "
              "divides column j by row j's sum, which the column step then undoes. Keep the axis with "
-             "`out.sum(dim=1, keepdim=True)`."),
+             "`out.sum(dim=1, keepdim=True)`.", "columns-only"),
             (_normalise(matrix / matrix.max(), iterations, rows=False, cols=False),
-             "you divided by the largest entry. Divide each row (then each column) by its own sum."),
+             "you divided by the largest entry. Divide each row (then each column) by its own sum.", "divided-by-max"),
             (_normalise(torch.exp(matrix), iterations),
-             "you applied exp to the matrix. Its entries are positive already: normalise it as it is."),
+             "you applied exp to the matrix. Its entries are positive already: normalise it as it is.", "applied-exp"),
             *[(_normalise(matrix, ran), f"you ran {ran} iteration{'s' * (ran != 1)} where iterations={iterations}: "
-               "loop exactly `iterations` times (with 0 the matrix comes back unchanged).")
+               "loop exactly `iterations` times (with 0 the matrix comes back unchanged).", "wrong-iterations")
               for ran in range(_MOST_ITERATIONS_TRIED + 1) if ran != iterations],
         ]
         expect_close(got, want, name="sinkhorn", shown=shown, mistakes=mistakes, rtol=1e-9, atol=1e-12)
@@ -101,17 +101,18 @@ def _check_looks_linear(answer) -> str:
         want = torch.cat([u, -u], dim=1)
         mistakes = [
             (torch.cat([u, u], dim=1), "you repeated U as [U, U]: applied to [ReLU(x), ReLU(-x)] it computes "
-                                       "U |x|, not U x. The second half must be -U."),
+                                       "U |x|, not U x. The second half must be -U.", "u-u"),
             (torch.cat([-u, u], dim=1), "you returned [-U, U], which computes -U x: the half that meets ReLU(x) "
-                                        "is U, the half that meets ReLU(-x) is -U."),
+                                        "is U, the half that meets ReLU(-x) is -U.", "minus-u-u"),
             (torch.cat([u, -u], dim=0), "you stacked U and -U on top of each other (shape (2 out, in)). Put them "
-                                        "side by side, torch.cat([...], dim=1): the layer reads 2 in numbers."),
-            (u, "you returned U itself; the layer after CReLU reads twice as many numbers, [U, -U]."),
+                                        "side by side, torch.cat([...], dim=1): the layer reads 2 in numbers.",
+                                        "stacked-not-side-by-side"),
+            (u, "you returned U itself; the layer after CReLU reads twice as many numbers, [U, -U].", "u-alone"),
             (torch.cat([u.T, -u.T], dim=1), "you used U's transpose: the weight is [U, -U] with U as given, of shape "
-                                             "(out, in), so the result has shape (out, 2 in)."),
+                                             "(out, in), so the result has shape (out, 2 in).", "u-transposed"),
             (torch.stack([u, -u], dim=2).reshape(rows, 2 * cols),
              "your columns interleave U and -U (u_1, -u_1, u_2, -u_2, ...). crelu(x) puts all of ReLU(x) first, "
-             "then all of ReLU(-x): put U and -U side by side as two blocks, torch.cat([...], dim=1)."),
+             "then all of ReLU(-x): put U and -U side by side as two blocks, torch.cat([...], dim=1).", "interleaved"),
         ]
         expect_close(got, want, name="looks_linear", shown=shown, mistakes=mistakes, rtol=1e-12, atol=1e-12)
         leaf = u.clone().requires_grad_()
@@ -120,7 +121,7 @@ def _check_looks_linear(answer) -> str:
         expect_gradients(got, want, {"U": (leaf, U_WHY)}, name="looks_linear", shown=shown)
         x = torch.randn(6, cols, generator=generator, dtype=torch.float64)
         if not torch.allclose(_crelu(x) @ torch.as_tensor(got, dtype=torch.float64).T, x @ u.T):
-            raise Mistake(f"for {shown}: your weight applied to crelu(x) does not give U x.")
+            raise Mistake(f"for {shown}: your weight applied to crelu(x) does not give U x.", key="wrong-weight")
     return "W = [U, -U] side by side, so W crelu(x) = U ReLU(x) - U ReLU(-x) = U x, for square and non-square U."
 
 

@@ -30,9 +30,9 @@ def _norm(x: torch.Tensor, dims=(-1,), *, unbiased: bool = False, eps: float = E
 _RAISED = [
     ("must match the size", "the sizes do not match, because the mean or the variance lost its last axis. Keep "
                             "it, `h.mean(dim=-1, keepdim=True)` (and the same for the variance), so that it "
-                            "broadcasts against the stream."),
+                            "broadcasts against the stream.", "lost-axis"),
     ("dtype", "the checker's streams are float64, and a torch layer such as nn.LayerNorm is built in float32. "
-              "Use `F.layer_norm(h, h.shape[-1:])`, which has no weights and works in any dtype."),
+              "Use `F.layer_norm(h, h.shape[-1:])`, which has no weights and works in any dtype.", "float64-vs-layer"),
 ]
 
 
@@ -41,9 +41,9 @@ def _step(answer, x, sub, norm: str, shown: str, copies: bool = True):
     try:
         return call(answer, x, sub, norm, name="sublayer_step", shown=shown, copies=copies)
     except Mistake as mistake:
-        for fragment, explanation in _RAISED:
+        for fragment, explanation, key in _RAISED:
             if "raised RuntimeError" in str(mistake) and fragment in str(mistake):
-                raise Mistake(f"for {shown}: {explanation}") from None
+                raise Mistake(f"for {shown}: {explanation}", key=key) from None
         raise
 
 
@@ -81,46 +81,48 @@ def _check_sublayer(answer) -> str:
                 placed = "at the input of the sublayer" if norm == "pre" else "after the sum"
                 mistakes = [
                     (other, f"you placed LayerNorm as the {'post' if norm == 'pre' else 'pre'}-LN sublayer does. "
-                            f"For norm={norm!r} it goes {placed}."),
+                            f"For norm={norm!r} it goes {placed}.", "wrong-norm-place"),
                     (sub(_norm(x)) if norm == "pre" else _norm(sub(x)),
                      "you returned the sublayer's write without the residual connection: add the stream x "
-                     "back (the skip path)" + (" before normalising." if norm == "post" else ".")),
+                     "back (the skip path)" + (" before normalising." if norm == "post" else "."), "no-residual"),
                     (_norm(x) + sub(_norm(x)) if norm == "pre" else _norm(x) + sub(x),
                      "the skip path must carry x itself, not its normalised copy: LN(x) feeds the sublayer "
-                     "only." if norm == "pre" else "you normalised x before the sum; post-LN normalises the sum."),
+                     "only." if norm == "pre" else "you normalised x before the sum; post-LN normalises the sum.",
+                     "normalised-skip"),
                     (x + sub(_norm(x, (0,))) if norm == "pre" else _norm(x + sub(x), (0,)),
                      "you normalised over the batch axis (dim 0). LayerNorm normalises each token over its "
-                     "d features: the last axis, dim=-1, with keepdim=True."),
+                     "d features: the last axis, dim=-1, with keepdim=True.", "batch-axis"),
                     (x + sub(_norm(x, (1,))) if norm == "pre" else _norm(x + sub(x), (1,)),
                      "you normalised over the tokens axis (dim 1). LayerNorm normalises each token over its "
-                     "d features: the last axis, dim=-1."),
+                     "d features: the last axis, dim=-1.", "token-axis"),
                     (x + sub(_norm(x, (-2, -1))) if norm == "pre" else _norm(x + sub(x), (-2, -1)),
                      "you normalised over all the numbers of a sequence at once. LayerNorm normalises each "
-                     "token separately, over its d features (dim=-1)."),
+                     "token separately, over its d features (dim=-1).", "all-axes"),
                     (x + sub(_norm(x, unbiased=True)) if norm == "pre" else _norm(x + sub(x), unbiased=True),
                      "your variance divides by d - 1 (torch's default for .var() and .std()). LayerNorm uses "
-                     "the mean of squared deviations: .var(dim=-1, unbiased=False, keepdim=True)."),
+                     "the mean of squared deviations: .var(dim=-1, unbiased=False, keepdim=True).",
+                     "unbiased-variance"),
                     (x + sub(_norm(x, eps=0.0)) if norm == "pre" else _norm(x + sub(x), eps=0.0),
                      "your eps is not 1e-5 (left out, or far smaller): put eps = 1e-5 inside the square root, "
                      "sqrt(var + eps), as nn.LayerNorm does, so that a token whose features are all equal does not "
-                     "divide by 0."),
+                     "divide by 0.", "eps-missing"),
                     *[(x + sub(_norm(x, eps=eps)) if norm == "pre" else _norm(x + sub(x), eps=eps),
                        f"your eps is {eps:g}, not 1e-5: use eps = 1e-5 (nn.LayerNorm's default, as the task "
-                       "says) inside the square root, sqrt(var + eps).") for eps in OTHER_EPS],
+                       "says) inside the square root, sqrt(var + eps).", "wrong-eps") for eps in OTHER_EPS],
                     (x + sub(_norm(x, eps_inside=False)) if norm == "pre" else _norm(x + sub(x), eps_inside=False),
                      "you added eps to the standard deviation, sqrt(var) + eps. LayerNorm adds it to the variance, "
-                     "inside the square root: divide by sqrt(var + eps)."),
+                     "inside the square root: divide by sqrt(var + eps).", "eps-on-std"),
                 ]
                 if shown_x.startswith("a batch with one token") and not np.isfinite(as_array(got, "sublayer_step", shown)).all():
                     raise Mistake(f"for {shown}: you got NaN where a token's features are all equal (variance 0). "
-                                  "Put eps = 1e-5 inside the square root: sqrt(var + eps).")
+                                  "Put eps = 1e-5 inside the square root: sqrt(var + eps).", key="nan-no-eps")
                 terms = [("the stream x (the skip path)", x), ("the sublayer's write", sub(_norm(x)))] \
                     if norm == "pre" else ()
                 expect_close(got, wanted, name="sublayer_step", shown=shown, mistakes=mistakes, rtol=1e-5, atol=1e-7,
                              terms=terms)
                 if hasattr(got, "shape") and tuple(got.shape) != tuple(x.shape):
                     raise Mistake(f"`sublayer_step` returned shape {tuple(got.shape)} for {shown}; it must keep "
-                                  f"the stream's shape {tuple(x.shape)}.")
+                                  f"the stream's shape {tuple(x.shape)}.", key="shape-changed")
     generator = torch.Generator().manual_seed(14)
     for norm in ("pre", "post"):
         x = (1.0 + torch.randn(2, 3, 4, generator=generator, dtype=torch.float64)).requires_grad_()
@@ -185,23 +187,24 @@ def _check_variances(answer) -> str:
         added_twice = [_mean_square(s) for s in twice]
         mistakes = [
             (np.sqrt(want), "you returned the root mean square (RMS). The mean square is its square: the mean "
-                            "of the squared entries, without the square root."),
+                            "of the squared entries, without the square root.", "rms-not-ms"),
             (want[1:], f"you left out the stream before the first block: return {len(chosen) + 1} numbers for "
-                       f"{len(chosen)} block(s), starting with the input's."),
-            (writes, "you measured each block's write (block(x) - x), not the stream the next block reads."),
+                       f"{len(chosen)} block(s), starting with the input's.", "stream-left-out"),
+            (writes, "you measured each block's write (block(x) - x), not the stream the next block reads.",
+            "measured-writes"),
             ([float(s.var()) for s in states],
              "you used .var(), which subtracts the mean and divides by n - 1. The stream's mean square is "
-             "the mean of its squared entries: (x ** 2).mean()."),
+             "the mean of its squared entries: (x ** 2).mean().", "var-not-ms"),
             ([float(s.var(unbiased=False)) for s in states],
              "you used .var(unbiased=False), the variance about the stream's mean. The mean square subtracts "
-             "no mean: (x ** 2).mean()."),
+             "no mean: (x ** 2).mean().", "biased-var-not-ms"),
             ([float(s.var(dim=-1, unbiased=False).mean()) for s in states],
              "you took each token's variance about its own mean; the stream's mean square is the mean of "
-             "its squared entries, (x ** 2).mean(), without subtracting any mean."),
+             "its squared entries, (x ** 2).mean(), without subtracting any mean.", "per-token-variance"),
             (added_twice, "you added h again, h = h + block(h). Each block already contains its residual "
-                          "connection: the new stream is block(h)."),
+                          "connection: the new stream is block(h).", "skip-added-twice"),
             ([want[0]] + [_mean_square(block(x)) for block in chosen],
-             "you passed x to every block. Feed each block the stream the previous one returned."),
+             "you passed x to every block. Feed each block the stream the previous one returned.", "x-to-every-block"),
         ]
         got_list = expect_float_list(got, name="stream_variances", shown=shown)
         expect_close(got_list, want, name="stream_variances", shown=shown, mistakes=mistakes, rtol=1e-9, atol=1e-12)

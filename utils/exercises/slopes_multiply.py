@@ -43,32 +43,35 @@ def _stack_mistakes(slopes, residual):
     mistakes = []
     if residual:
         mistakes += [(_quiet(lambda: np.cumprod(slopes)),
-                      "you forgot the skip path's 1: a residual block's slope is 1 + f', not f'."),
+                      "you forgot the skip path's 1: a residual block's slope is 1 + f', not f'.", "no-skip-one"),
                      (_quiet(lambda: np.cumprod(1.0 - slopes)),
                       "you subtracted the slope: a residual block's slope is 1 + f', the skip path's 1 plus the "
-                      "branch's slope."),
+                      "branch's slope.", "slope-subtracted"),
                      (_quiet(lambda: 1.0 + np.cumprod(slopes)),
                       "you added the 1 once, to the whole product. The 1 belongs in every factor: "
-                      "multiply the (1 + f') of each block.")]
+                      "multiply the (1 + f') of each block.", "one-added-once")]
     else:
         mistakes.append((_quiet(lambda: np.cumprod(1.0 + slopes)),
-                         "with residual=False the stack is plain: each layer's slope is f' itself, without the 1."))
+                         "with residual=False the stack is plain: each layer's slope is f' itself, without the 1.",
+                         "plain-with-one"))
     mistakes += [
         (np.cumsum(factors), "you added the slopes. The chain rule multiplies them: the slope of k layers "
-                             "is the product of their k slopes."),
+                             "is the product of their k slopes.", "slopes-added"),
         (np.concatenate([[1.0], products[:-1]]),
          "your depths are off by one: entry k-1 must be the slope of the first k layers, and yours is one "
-         "layer behind (it starts with the empty stack, whose slope is 1)."),
+         "layer behind (it starts with the empty stack, whose slope is 1).", "off-by-one-behind"),
         (np.concatenate([[1.0], products]), "you returned one entry too many: start with the stack of one layer "
-                                            "(its slope is that layer's slope), not with the empty stack."),
-        (products[:-1], "you returned one entry too few: the last entry is the slope of all the layers."),
+                                            "(its slope is that layer's slope), not with the empty stack.",
+                                            "one-too-many"),
+        (products[:-1], "you returned one entry too few: the last entry is the slope of all the layers.",
+        "one-too-few"),
         (_quiet(lambda: np.cumprod(factors[::-1])),
          "you multiplied the layers from the last one back: entry k-1 is the slope of the FIRST k layers, so "
-         "start the running product at the first layer."),
+         "start the running product at the first layer.", "from-last-layer"),
         (_quiet(lambda: factors[0] ** np.arange(1, slopes.size + 1)),
-         "you used the first layer's slope for every layer: multiply each layer's own slope."),
+         "you used the first layer's slope for every layer: multiply each layer's own slope.", "first-slope-only"),
         (products[-1], "you returned only the slope of the whole stack; return one number for every depth "
-                       "1, 2, ..., L."),
+                       "1, 2, ..., L.", "whole-stack-only"),
     ]
     return mistakes
 
@@ -85,7 +88,8 @@ def _not_float32(got, slopes, residual, shown: str) -> None:
         smallest = float(np.min(np.abs(want[want != 0]))) if np.any(want != 0) else 0.0
         raise Mistake(f"`stack_slopes` returned float32 numbers for {shown}, and there they are off. Compute in "
                       "float64, NumPy's default: float32 keeps only about 7 digits and stores anything below about "
-                      f"1e-45 as 0 (float64 goes down to about 1e-308), and this stack's slopes reach {smallest:.0e}.")
+                      f"1e-45 as 0 (float64 goes down to about 1e-308), and this stack's slopes reach {smallest:.0e}.",
+                      key="float32")
 
 
 def _check_stack(answer) -> str:
@@ -133,24 +137,26 @@ def _log_mistakes(slopes, residual):
         (_quiet(lambda: np.log10(np.abs(product))),
          "you took the log of the product. At this depth the product itself underflows to 0 or overflows "
          "to inf before the log is taken (log of 0 is -inf). Add the logs of the factors instead: "
-         "log(a b) = log a + log b."),
+         "log(a b) = log a + log b.", "log-of-product"),
         (_quiet(lambda: np.sum(np.log(np.abs(factors)))),
-         "that is the natural logarithm; this exercise asks for base 10 (np.log10)."),
+         "that is the natural logarithm; this exercise asks for base 10 (np.log10).", "natural-log"),
         (_quiet(lambda: np.sum(np.log10(factors))),
          "a slope is negative here, and the log of a negative number is NaN. Take the log of each factor's "
-         "size, |factor|: the sign only flips the direction, the size is what vanishes or explodes."),
+         "size, |factor|: the sign only flips the direction, the size is what vanishes or explodes.",
+         "log-of-negative"),
         (np.cumsum(logs), "you returned one number per depth; return one number, the log of the whole stack's "
-                          "slope."),
-        (np.mean(logs), "you averaged the logs; the log of a product is their sum."),
-        (product, "you returned the slope itself, not its logarithm."),
+                          "slope.", "one-per-depth"),
+        (np.mean(logs), "you averaged the logs; the log of a product is their sum.", "averaged-logs"),
+        (product, "you returned the slope itself, not its logarithm.", "no-log"),
         (-np.sum(logs), "your answer has the right size but the wrong sign: the log of a slope below 1 is "
-                        "negative (0.5 gives -0.301 per layer). Add the logs as they are, without a minus sign."),
+                        "negative (0.5 gives -0.301 per layer). Add the logs as they are, without a minus sign.",
+                        "sign-flipped"),
         (np.sum(logs) / np.log10(2.0), "that is the base-2 logarithm (np.log2); this exercise asks for base 10 "
-                                       "(np.log10)."),
+                                       "(np.log10).", "log2"),
     ]
     if residual:
         mistakes.insert(0, (_quiet(lambda: np.sum(np.log10(np.abs(slopes)))),
-                            "you forgot the skip path's 1: a residual block's slope is 1 + f'."))
+                            "you forgot the skip path's 1: a residual block's slope is 1 + f'.", "no-skip-one"))
     return mistakes
 
 
@@ -164,7 +170,8 @@ def _check_log(answer) -> str:
             except Mistake as mistake:
                 if "math domain error" in str(mistake):  # math.log of 0 (an underflowed product) or of a negative
                     raise Mistake(f"{mistake} math.log10 only takes positive numbers: an underflowed product is "
-                                  "0 and a slope may be negative. Add np.log10 of each factor's size instead.") from None
+                                  "0 and a slope may be negative. Add np.log10 of each factor's size instead.",
+                                  key="math-log10-domain") from None
                 raise
             want = np.sum(np.log10(np.abs(_factors(slopes, residual))))
             core.expect_close(got, want, name="log10_stack_slope", shown=shown, rtol=1e-6, atol=1e-9,

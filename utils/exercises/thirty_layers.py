@@ -20,7 +20,7 @@ def _as_floats(result, name: str, shown: str) -> list[float]:
     gradients gets its own message."""
     if isinstance(result, (list, tuple)) and any(isinstance(v, torch.Tensor) and v.numel() > 1 for v in result):
         raise Mistake(f"`{name}` returned a list of tensors for {shown} (the gradients themselves?): take "
-                      "`.norm().item()` of each, one number per layer.")
+                      "`.norm().item()` of each, one number per layer.", key="tensors-not-numbers")
     return expect_float_list(result, name=name, shown=shown)
 
 
@@ -73,16 +73,17 @@ def _explain_none(mistake: Mistake, answer, stack, x, g) -> Mistake:
     if cut:  # a block's output requires grad (its weights do), so its next block's input was cut off
         return Mistake(text + f" The input of block {cut[0]} does not require grad: the graph is cut between blocks "
                        "(a `.detach()`, `.data`, a NumPy round trip or `torch.no_grad()`), so the backward pass "
-                       "stops there. Feed each block the previous block's output itself.")
+                       "stops there. Feed each block the previous block's output itself.", key="graph-cut")
     if seen and not seen[0].requires_grad:
         return Mistake(text + " Your x_0 does not require grad, so autograd computes no gradient for it: make "
-                       "x_0 a copy that requires grad, `x.detach().clone().requires_grad_(True)`.")
+                       "x_0 a copy that requires grad, `x.detach().clone().requires_grad_(True)`.", key="x0-no-grad")
     if seen and not seen[0].is_leaf and not seen[0].retains_grad:
         return Mistake(text + " Your x_0 is not a leaf: x already required grad, so x.clone() is part of its "
-                       "graph and keeps no .grad. Cut it off first: `x.detach().clone().requires_grad_(True)`.")
+                       "graph and keeps no .grad. Cut it off first: `x.detach().clone().requires_grad_(True)`.",
+                       key="x0-not-leaf")
     return Mistake(text + " A `.grad` was None: autograd keeps `.grad` only for leaf tensors. Call "
                    "`x_l.retain_grad()` on every intermediate activation before `backward()`, or ask "
-                   "for the gradients directly with `torch.autograd.grad(loss, activations)`.")
+                   "for the gradients directly with `torch.autograd.grad(loss, activations)`.", key="grad-none")
 
 
 def _check_activation_gradient_norms(answer) -> str:
@@ -105,18 +106,19 @@ def _check_activation_gradient_norms(answer) -> str:
         expect_close(got, want, name=name, shown=shown, rtol=1e-9, atol=1e-12, mistakes=[
             (ones, "these are the gradients of output.sum(), not of the loss (output * g).sum(). Use the "
                    "upstream gradient g: `(output * g).sum().backward()`. (For a post-norm stack output.sum() "
-                   "is constant, so its gradient is zero: a useless loss.)"),
+                   "is constant, so its gradient is zero: a useless loss.)", "output-sum-loss"),
             ([float(a.norm()) for a in activations],
              "these are the norms of the activations x_l themselves, not of the gradients dL/dx_l. "
-             "Take `.grad.norm()` of each x_l after the backward pass."),
+             "Take `.grad.norm()` of each x_l after the backward pass.", "activation-norms"),
             ([0.0] * depth + [want[-1]], "only the output's gradient is there, every earlier one is 0: the backward "
              "pass stops between blocks. A `.detach()`, `.data`, a NumPy round trip or `torch.no_grad()` between "
-             "them cuts the graph; feed each block the previous block's output itself."),
+             "them cuts the graph; feed each block the previous block's output itself.", "backward-stops"),
             (want[::-1], "the numbers are right but in reverse order: entry 0 must be the input x_0, "
-                         "the last entry the output."),
-            (want[1:], f"you returned {depth} numbers; return {depth + 1}: include the input x_0 (layer 0)."),
+                         "the last entry the output.", "reversed"),
+            (want[1:], f"you returned {depth} numbers; return {depth + 1}: include the input x_0 (layer 0).",
+            "input-left-out"),
             (want[:-1], f"you returned {depth} numbers; return {depth + 1}: include the output x_{depth}, "
-                        "whose gradient is g itself."),
+                        "whose gradient is g itself.", "output-left-out"),
         ])
     # Two calls on the same objects must give the same numbers.
     stack, x, g, label = _norm_cases()[0]
@@ -131,7 +133,7 @@ def _check_activation_gradient_norms(answer) -> str:
     if np.allclose(second[0], 2 * first[0], rtol=1e-6) and not np.allclose(second[0], first[0], rtol=1e-6):
         raise Mistake("called twice on the same input, the gradient at the input doubled: `.grad` accumulates "
                       "across backward passes. Work on a fresh copy, `x.detach().clone().requires_grad_(True)`, "
-                      "or zero the gradient first.")
+                      "or zero the gradient first.", key="grad-accumulated")
     expect_close(second, first, name=name, shown=f"{label}, called a second time", rtol=1e-6, atol=1e-9)
     return ("the gradient norm at every layer, input to output, for loss (output * g).sum(): right for pre-norm, "
             "post-norm and plain stacks, for a 3-D input, and the same on a second call.")
@@ -177,21 +179,22 @@ def _check_layernorm_gains(answer) -> str:
             (np.zeros(len(scales)), "every gain is 0: no gradient reached u. The graph is cut between u and the "
              "loss (a `.detach()`, `.data`, `torch.no_grad()` or NumPy on the way), or the loss is constant "
              "(output.sum(), which LayerNorm makes 0 for every input). Use (F.layer_norm(u, ...) * g).sum() on "
-             "u itself."),
+             "u itself.", "no-gradient"),
             ([_layernorm_gain(c * x, g, eps=0.0) for c in scales],
              "your LayerNorm has no eps (or another one than F.layer_norm's default, 1e-5), which matters most for "
-             "the small inputs: call F.layer_norm(u, (u.shape[-1],)) without changing eps."),
+             "the small inputs: call F.layer_norm(u, (u.shape[-1],)) without changing eps.", "no-eps"),
             *[([_layernorm_gain(c * x, g, eps=eps) for c in scales],
                f"your LayerNorm's eps is {eps:g}, not F.layer_norm's default 1e-5, which matters most for the small "
-               "inputs: call F.layer_norm(u, (u.shape[-1],)) without changing eps.") for eps in OTHER_EPS],
+               "inputs: call F.layer_norm(u, (u.shape[-1],)) without changing eps.", "wrong-eps") for eps in OTHER_EPS],
             (want * np.array(scales), "every scale gives the same gain: you differentiated with respect to x, "
                                       "not with respect to the LayerNorm's input u = c * x. The factor c "
-                                      "then cancels LayerNorm's 1/c. Make u a leaf that requires grad."),
+                                      "then cancels LayerNorm's 1/c. Make u a leaf that requires grad.",
+                                      "gradient-wrt-x"),
             ([_layernorm_gain(c * x, g, loss="sum") for c in scales],
              "the gains are (almost) zero: you used output.sum(). LayerNorm's output sums to 0 over each "
-             "row whatever its input, so that loss is constant. Use (LN(u) * g).sum()."),
+             "row whatever its input, so that loss is constant. Use (LN(u) * g).sum().", "output-sum-loss"),
             (want * float(g.norm()), "these are gradient norms, not gains: divide by the norm of g, the "
-                                     "gradient that arrived at the output."),
+                                     "gradient that arrived at the output.", "norms-not-gains"),
         ])
     return ("the gain of a LayerNorm falls like 1/c as its input grows c times: LayerNorm divides the gradient "
             "by the size of its input.")

@@ -20,13 +20,13 @@ def _as_number(result, name: str, shown: str, *, why: str) -> float:
     expect_float64(result, what="the result", shown=shown, why=why)
     if isinstance(result, torch.Tensor):
         raise Mistake(f"`{name}` returned a tensor for {shown}; return a Python float (`.item()` of a one-number "
-                      "tensor, or float(...)).")
+                      "tensor, or float(...)).", key="tensor-not-float")
     if isinstance(result, (str, bytes)):
         raise Mistake(f"`{name}` returned text (a string) for {shown}: return the number itself, a Python float, "
-                      "and format it only when you print it.")
+                      "and format it only when you print it.", key="returned-text")
     if isinstance(result, bool) or not isinstance(result, (int, float, np.integer, np.floating)):
         raise Mistake(f"`{name}` returned {describe_container(result)} for {shown}; return one number, a Python "
-                      "float (`float(...)` of it).")
+                      "float (`float(...)` of it).", key="not-one-number")
     return float(result)
 
 
@@ -38,7 +38,8 @@ def _expect_not_float32(got: float, want: float, tolerance: float, *, shown: str
         return  # rounded: expect_close names that
     if tolerance < error <= _FLOAT32_NEAR * max(1.0, abs(want)):
         raise Mistake(f"for {shown}: your result is off by {error:.2g}, the size of float32 rounding. The formula "
-                      f"looks right; keep every tensor in float64 (no .float(), no float32 tensors). {why}")
+                      f"looks right; keep every tensor in float64 (no .float(), no float32 tensors). {why}",
+                      key="float32-rounding")
 
 
 # ----- Exercise 07.1: the log of a long product, without overflow -------------------------
@@ -85,32 +86,32 @@ def _check_log10_gain(answer) -> str:
         if math.isinf(got) or (math.isnan(got) and overflows):
             raise Mistake(f"for {shown}: got {got}. The product left float64's range (about 1e-308 to 1e308) "
                           "on the way: multiply the vector, not the matrices, and divide it by its norm after "
-                          "every step, adding up the log10 of the norms you divided by.")
+                          "every step, adding up the log10 of the norms you divided by.", key="overflow")
         if math.isnan(got):
             raise Mistake(f"for {shown}: got NaN, the result of 0 / 0, inf / inf or inf - inf somewhere (this "
                           "product stays well inside float64's range, so it is not an overflow). Look for a "
-                          "division by a norm of 0, a log10 of 0 or of a negative number.")
+                          "division by a norm of 0, a log10 of 0 or of a negative number.", key="nan")
         _expect_not_float32(got, want, 1e-8 * (1 + abs(want)), shown=shown, why=why)
         expect_close(got, want, name=name, shown=shown, rtol=1e-8, atol=1e-8, mistakes=[
             (want + math.log10(float(g.norm())),
              "you started from g, not g / |g|: the total is then log10 of the gradient norm, not of the gain. "
-             "Start with the unit vector g / g.norm()."),
+             "Start with the unit vector g / g.norm().", "not-unit-vector"),
             (want * math.log(10), "this is the natural logarithm; the exercise asks for log10 "
-                                  "(divide by ln 10, or use math.log10)."),
+                                  "(divide by ln 10, or use math.log10).", "natural-log"),
             (_backward_log10(jacobians, g, order="left", transpose=False),
              "you pushed g forwards through the stack: J_0 first and no transposes, the way a change of the "
              "input travels. A gradient travels backwards: apply the transposes, last block first, "
-             "J_{L-1}^T, then ..., then J_0^T."),
+             "J_{L-1}^T, then ..., then J_0^T.", "forward-not-backward"),
             (_backward_log10(jacobians, g, order="left"),
              "the Jacobians are applied in the wrong order. The gradient starts at the output, so "
-             "J_{L-1}^T acts first and J_0^T last."),
+             "J_{L-1}^T acts first and J_0^T last.", "wrong-order"),
             (_backward_log10(jacobians, g, transpose=False),
              "you applied J_l instead of its transpose J_l^T. A gradient travels backwards: dL/dx_l = "
-             "J_l^T dL/dx_{l+1}."),
+             "J_l^T dL/dx_{l+1}.", "no-transpose"),
             (sum(math.log10(float(torch.linalg.matrix_norm(j, ord=2))) for j in jacobians) if len(jacobians) < 10
              else float("nan"),
              "you added up the log10 of each Jacobian's largest stretch (its matrix norm). That bounds the "
-             "gain from above; the gain itself follows the one vector g through all the Jacobians."),
+             "gain from above; the gain itself follows the one vector g through all the Jacobians.", "norm-bound"),
         ])
     return ("log10 of the gain through up to 3000 Jacobians, with no overflow or underflow, in the right order "
             "and with transposes.")
@@ -175,35 +176,37 @@ def _check_scaled_stack_gain(answer) -> str:
         expect_close(got, want, name=name, shown=shown, rtol=1e-7, atol=1e-12, mistakes=[
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="swapped"),
              "shortcut and branch are swapped: `shortcut` multiplies the skip path x_l, `branch` multiplies "
-             "F(LN(x_l))."),
+             "F(LN(x_l)).", "shortcut-branch-swapped"),
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="outside"),
              "you multiplied the whole block output by `shortcut`; only the skip path gets it: "
-             "shortcut * x_l + branch * F(LN(x_l))."),
+             "shortcut * x_l + branch * F(LN(x_l)).", "scaled-whole-block"),
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="no-skip"),
              "the skip path is missing: each block must add shortcut * x_l to the branch, "
-             "x_{l+1} = shortcut * x_l + branch * F(LN(x_l))."),
+             "x_{l+1} = shortcut * x_l + branch * F(LN(x_l)).", "no-skip"),
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="whole-block"),
              "x_l is counted twice: either you scaled block(x_l), the whole block, which already adds its own skip "
              "path, or you added x_l besides shortcut * x_l. Each block is shortcut * x_l + branch * F(LN(x_l)), "
-             "with F(LN(x_l)) = block.branch(block.norm(x_l))."),
+             "with F(LN(x_l)) = block.branch(block.norm(x_l)).", "skip-counted-twice"),
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="no-norm"),
-             "the branch must see the normalised input: block.branch(block.norm(x_l)), not block.branch(x_l)."),
+             "the branch must see the normalised input: block.branch(block.norm(x_l)), not block.branch(x_l).",
+             "branch-not-normalised"),
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="cut"),
              "only the skip path's part of the gradient arrives: the branches' part is missing. Something in the "
              "loop cuts them from autograd's graph (`.detach()`, `.data`, `torch.no_grad()`, NumPy), so their "
-             "values reach the output but no gradient flows back through them."),
+             "values reach the output but no gradient flows back through them.", "branches-cut"),
             (_scaled_gain(blocks, x, g, 1.0, branch),
              f"your result does not change with `shortcut` (it is the gain for shortcut 1, not {shortcut}): "
-             "multiply the skip path x_l by shortcut."),
+             "multiply the skip path x_l by shortcut.", "shortcut-ignored"),
             (_scaled_gain(blocks, x, g, shortcut, 1.0),
              f"your result does not change with `branch` (it is the gain for branch 1, not {branch}): multiply "
-             "F(LN(x_l)) by branch."),
+             "F(LN(x_l)) by branch.", "branch-ignored"),
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="minus"),
-             "the branch is subtracted: each block adds it, shortcut * x_l + branch * F(LN(x_l))."),
+             "the branch is subtracted: each block adds it, shortcut * x_l + branch * F(LN(x_l)).",
+             "branch-subtracted"),
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="sum"),
-             "you differentiated output.sum(); the loss is (x_L * g).sum()."),
+             "you differentiated output.sum(); the loss is (x_L * g).sum().", "output-sum-loss"),
             (_scaled_gain(blocks, x, g, shortcut, branch, variant="unnormalised"),
-             "that is the gradient norm at the input; the gain divides it by the norm of g."),
+             "that is the gradient norm at the input; the gain divides it by the norm of g.", "gradient-norm-not-gain"),
         ])
     return ("the gain of a stack with a scaled skip path and a scaled branch, including the branch-free case, "
             "where it is exactly shortcut ** depth.")

@@ -36,18 +36,18 @@ def _lesion_mistakes(model: MLP, k: int, x: torch.Tensor) -> list[tuple]:
     mistakes = []
     if k + 1 < count:
         mistakes.append((_outputs(_delete_blocks(model, [k + 1]), x), "you deleted block k + 1. Blocks are counted "
-                         "from 0, as in model.blocks[k]: delete model.blocks[k] itself."))
+                         "from 0, as in model.blocks[k]: delete model.blocks[k] itself.", "deleted-next"))
     if k >= 1:
         mistakes.append((_outputs(_delete_blocks(model, [k - 1]), x), "you deleted block k - 1. Blocks are counted "
-                         "from 0, as in model.blocks[k]: delete model.blocks[k] itself."))
+                         "from 0, as in model.blocks[k]: delete model.blocks[k] itself.", "deleted-previous"))
     if model.architecture == "residual":
         mistakes.append((_outputs(_skip_deleted(model, k), x), "you kept the branch and dropped the skip: the "
                          "block became ReLU(F(h)). Deleting a block keeps the skip: the block becomes the "
-                         "identity, h passes on unchanged."))
+                         "identity, h passes on unchanged.", "kept-branch-dropped-skip"))
     mistakes.append((_outputs(_delete_blocks(model, list(range(k, count))), x), "you deleted block k and every "
-                     "block after it. Delete block k only."))
+                     "block after it. Delete block k only.", "deleted-rest"))
     mistakes.append((_outputs(model, x), "the result computes the same as the intact network: block k is "
-                     "still there. Replace it by nn.Identity() in the copy you return."))
+                     "still there. Replace it by nn.Identity() in the copy you return.", "not-deleted"))
     return mistakes
 
 
@@ -71,13 +71,14 @@ def _check_lesion(answer) -> str:
         lesioned = call(delete_block, model, k, name="delete_block", shown=shown, handed=handed)
         if not isinstance(lesioned, nn.Module):
             raise Mistake(f"`delete_block` returned a {type(lesioned).__name__} for {shown}; return the lesioned "
-                          "network (an nn.Module).")
+                          "network (an nn.Module).", key="not-a-module")
         expect_new_model(lesioned, handed[0], shown=shown)
         try:
             got = _outputs(lesioned, x)
         except Exception as error:
             raise Mistake(f"the network `delete_block` returned for {shown} cannot run ({type(error).__name__}: "
-                          f"{error}). Replace block k by nn.Identity(), which passes its input on.") from None
+                          f"{error}). Replace block k by nn.Identity(), which passes its input on.",
+                          key="cannot-run") from None
         want = _outputs(_delete_blocks(model, [k]), x)
         expect_close(got, want, name="delete_block", shown=shown, mistakes=_lesion_mistakes(model, k, x),
                      rtol=1e-9, atol=1e-12)
@@ -85,11 +86,11 @@ def _check_lesion(answer) -> str:
             raise Mistake(f"for {shown}: the outputs are right, but the network you returned has "
                           f"{len(lesioned.blocks)} blocks where the one you were given has {len(model.blocks)}. "
                           "Replace block k by nn.Identity() rather than removing it, so the other blocks keep their "
-                          "numbers and the lesion is the same in any network.")
+                          "numbers and the lesion is the same in any network.", key="blocks-removed")
         if not isinstance(lesioned.blocks[k], nn.Identity):
             raise Mistake(f"for {shown}: the outputs are right, but block k of the network you returned is "
                           f"`{type(lesioned.blocks[k]).__name__}`, not nn.Identity(). Use nn.Identity() itself: "
-                          "it says what the lesion is to anyone who reads the network.")
+                          "it says what the lesion is to anyone who reads the network.", key="not-identity")
     return ("block k (counted from 0) becomes the identity, in residual and plain nets, first and last blocks "
             "included, and the trained network you were given stays intact.")
 
@@ -120,20 +121,21 @@ def _lag1_mistakes(v: np.ndarray) -> list[tuple]:
     n = len(v)
     return [
         (abs(_reference_lag1(v)), "you returned the absolute value: r_1 is negative when neighbours tend to have "
-         "opposite signs (as in white noise, or an alternating sequence). Keep its sign."),
+         "opposite signs (as in white noise, or an alternating sequence). Keep its sign.", "absolute-value"),
         (float(v[1:] @ v[:-1] / (v @ v)), "the mean is not subtracted. Centre the sequence first, c = v - mean(v), "
-         "then correlate c with itself shifted by one."),
+         "then correlate c with itself shifted by one.", "mean-not-subtracted"),
         (1.0, "that is the lag-0 autocorrelation (every sequence is perfectly correlated with itself). Multiply "
-         "each entry by its NEXT neighbour: c[1:] times c[:-1]."),
+         "each entry by its NEXT neighbour: c[1:] times c[:-1].", "lag-0"),
         (float(np.corrcoef(v[1:], v[:-1])[0, 1]), "you correlated v[1:] with v[:-1] as two separate series "
          "(np.corrcoef), each with its own mean and variance. The exercise's formula uses one mean and one "
-         "variance, of the whole sequence: divide by the sum of all c_i squared."),
+         "variance, of the whole sequence: divide by the sum of all c_i squared.", "corrcoef"),
         (float((c[1:] @ c[:-1] / (n - 1)) / (c @ c / n)), "the normalisation is off: you averaged the n - 1 "
-         "products but divided by the variance averaged over n. Divide the sum of products by the sum of squares."),
+         "products but divided by the variance averaged over n. Divide the sum of products by the sum of squares.",
+         "n-minus-1"),
         (float(c[1:] @ c[:-1] / np.sqrt((c[1:] @ c[1:]) * (c[:-1] @ c[:-1]))), "you normalised by the variances "
-         "of the two shifted pieces. Divide by the sum of all c_i squared, the whole sequence's."),
+         "of the two shifted pieces. Divide by the sum of all c_i squared, the whole sequence's.", "piece-variances"),
         (float(c[1:] @ c[:-1] / n), "the result is not normalised: divide the sum of products by the sum of "
-         "squares of c, so a smooth curve gives about 1 whatever its size."),
+         "squares of c, so a smooth curve gives about 1 whatever its size.", "not-normalised"),
     ]
 
 
@@ -149,13 +151,14 @@ def _check_lag1(answer) -> str:
         got = call(lag1, v, name="lag1_autocorrelation", shown=shown)
         if isinstance(got, (list, tuple, dict, str)) or getattr(got, "ndim", 0) > 0:
             raise Mistake(f"`lag1_autocorrelation` returned {describe_container(got)} for {shown}; return one "
-                          "number, a float.")
+                          "number, a float.", key="not-one-number")
         expect_float64(got, what="your result", shown=shown, why="float32 keeps about 7 digits, and the "
                        "sums of products lose some of them; the checker compares to about 9 digits.")
         try:
             got = float(np.asarray(got, dtype=np.float64).reshape(()))
         except (TypeError, ValueError):
-            raise Mistake(f"`lag1_autocorrelation` returned {type(got).__name__} for {shown}; return one number.") \
+            raise Mistake(f"`lag1_autocorrelation` returned {type(got).__name__} for {shown}; return one number.",
+            key="not-one-number") \
                 from None
         expect_close(got, _reference_lag1(v), name="lag1_autocorrelation", shown=shown, mistakes=_lag1_mistakes(v),
                      rtol=1e-9, atol=1e-12)
