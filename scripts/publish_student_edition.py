@@ -1,10 +1,12 @@
 #!/usr/bin/env python
 """Build the student edition and commit it to a git repository that nbgitpuller pulls from.
 
-    python -m scripts.publish_student_edition                     # build/classroom/student-edition.git
+    python -m scripts.publish_student_edition            # CLASSROOM_STATE/student-edition.git and its utils
     python -m scripts.publish_student_edition --repo DIR
 
-``make classroom`` runs this before it starts the hub. Run again after changing a notebook
+``make classroom`` runs this before it starts the hub. The default repository lies in the hub's
+state folder (scripts.classroom_host); there the ``utils`` of the edition is also installed for
+students' kernels (``publish_utils``), so the teacher's unpublished edits never reach them. Run again after changing a notebook
 during a term: a new commit appears only when the student edition changed, and each
 student's copy takes it the next time they open the hub's link (nbgitpuller merges it:
 files the student has not edited are updated, a file they edited keeps their version, and
@@ -14,6 +16,7 @@ branch to your fork and point CLASSROOM_REPO at it.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -21,8 +24,9 @@ import tempfile
 from pathlib import Path
 
 from scripts.build_student_edition import ROOT, build
+from scripts.classroom_host import state_folder
 
-DEFAULT_REPO = ROOT / "build" / "classroom" / "student-edition.git"
+DEFAULT_REPO = state_folder() / "student-edition.git"
 IDENTITY = ["-c", "user.name=Residual course", "-c", "user.email=course@localhost"]
 
 
@@ -59,6 +63,32 @@ def publish(repo: Path = DEFAULT_REPO, branch: str = "main") -> str:
     return git(repo, "rev-parse", "HEAD")
 
 
+def publish_utils(repo: Path, state: Path) -> Path:
+    """Install the ``utils`` of the student edition in ``repo`` (not editable) into
+    STATE/utils/COMMIT and point STATE/utils/current at it in one step: a kernel that starts
+    afterwards imports it (the hub puts STATE/utils/current on students' PYTHONPATH), one that
+    is running keeps what it imported. Returns the folder ``current`` now points at."""
+    commit = git(repo, "rev-parse", "HEAD")[:12]
+    folder = state / "utils" / commit
+    if not (folder / "utils" / "__init__.py").is_file():
+        with tempfile.TemporaryDirectory(prefix="student-utils-") as source:
+            for name in ("utils", "pyproject.toml"):  # a copy: building in place would litter the repository
+                copy = shutil.copytree if (repo / name).is_dir() else shutil.copy2
+                copy(repo / name, Path(source) / name)
+            staging = folder.with_name(f"{commit}.new")
+            shutil.rmtree(staging, ignore_errors=True)
+            subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                            "--no-deps", "--no-build-isolation", "--target", str(staging), source],
+                           check=True, capture_output=True, timeout=600)
+            shutil.rmtree(folder, ignore_errors=True)
+            staging.rename(folder)
+    link = state / "utils" / "current.new"
+    link.unlink(missing_ok=True)
+    link.symlink_to(commit)
+    os.replace(link, state / "utils" / "current")
+    return folder
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repo", type=Path, default=DEFAULT_REPO, help=f"git repository (default {DEFAULT_REPO})")
@@ -66,6 +96,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     commit = publish(args.repo, args.branch)
     print(f"student edition at {commit[:12]} on {args.branch} of {args.repo.resolve()}")
+    if args.repo.resolve() == DEFAULT_REPO and args.branch == "main":  # the hub's: its kernels' utils too
+        print(f"students' utils: {publish_utils(DEFAULT_REPO, DEFAULT_REPO.parent)}")
     return 0
 
 
