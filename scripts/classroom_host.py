@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """The machine a class runs on: checks before the hub starts, and what keeps students apart.
 
-    python -m scripts.classroom_host            # what `make classroom` runs before the hub
+    python -m scripts.classroom_host                     # what `make classroom` runs before the hub
+    python -m scripts.classroom_host --remove-students   # the end of a term: students' users and homes
 
 Checks that the three ports the hub needs are free and that Node.js is new enough for the
 proxy, then prepares the hub's state folder (``CLASSROOM_STATE``, by default
@@ -196,11 +197,38 @@ def ensure_student(name: str, state: Path, *, admin: bool = False) -> pwd.struct
     return user
 
 
-def main(argv=None) -> int:
-    """Pre-flight checks, then the state folder, the students' Python and the published edition."""
-    ports = {"the hub's public address": int(os.environ.get("CLASSROOM_PORT", "8000")),
-             "the proxy's API": int(os.environ.get("CLASSROOM_PROXY_API_PORT", "8001")),
-             "the hub's API": int(os.environ.get("CLASSROOM_HUB_PORT", "8081"))}
+def remove_students(state: Path) -> list[str]:
+    """Remove every system user whose home folder lies in STATE/homes, with the folder (the
+    end of a term, or of a test); return their names."""
+    homes = state / "homes"
+    names = [user.pw_name for user in pwd.getpwall() if Path(user.pw_dir).parent == homes]
+    for name in names:
+        subprocess.run(["userdel", "--remove", name], capture_output=True, timeout=120)
+    return names
+
+
+def prepare(state: Path) -> None:
+    """Everything the hub needs before it starts: the state folder, the teacher edition closed,
+    the students' Python, and the student edition and its utils published."""
+    from scripts.publish_student_edition import publish, publish_utils
+
+    prepare_state(state)
+    if lock_teacher_edition():
+        print(f"{ROOT} (the teacher edition, with every solution) is now closed to other users (chmod o-rwx).")
+    student_python(state)
+    publish(state / "student-edition.git")
+    print(f"students' utils: {publish_utils(state / 'student-edition.git', state)}")
+
+
+def hub_ports(environment=os.environ) -> dict[str, int]:
+    """The three ports the hub listens on, by purpose, as the hub's configuration reads them."""
+    return {"the hub's public address": int(environment.get("CLASSROOM_PORT", "8000")),
+            "the proxy's API": int(environment.get("CLASSROOM_PROXY_API_PORT", "8001")),
+            "the hub's API": int(environment.get("CLASSROOM_HUB_PORT", "8081"))}
+
+
+def preflight(state: Path, ports: dict[str, int]) -> list[str]:
+    """One sentence for each reason the hub cannot start now (none: it can)."""
     problems = busy_ports(ports)
     problem = node_problem(node_version())
     if problem:
@@ -209,23 +237,28 @@ def main(argv=None) -> int:
         problems.append(f"The proxy is not installed: run  cd {ROOT / 'classroom'} && npm ci")
     if os.geteuid() != 0:
         problems.append("The hub must run as root to start each student's server as that student's own user.")
+    if state == ROOT or ROOT in state.parents:
+        problems.append(f"CLASSROOM_STATE={state} lies inside the repository, where a clean deletes it: "
+                        "choose a folder outside it.")
+    return problems
+
+
+def main(argv=None) -> int:
+    """Pre-flight checks, then the state folder, the students' Python and the published edition;
+    or, with --remove-students, the end of a term."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--remove-students", action="store_true",
+                        help="remove every system user whose home folder is in STATE/homes, with the folder")
+    if parser.parse_args(argv).remove_students:
+        print("removed:", " ".join(remove_students(state_folder())) or "nobody")
+        return 0
+    problems = preflight(state_folder(), hub_ports())
     if problems:
         print("\n".join(problems), file=sys.stderr)
         return 1
-    state = state_folder()
-    if state == ROOT or ROOT in state.parents:
-        print(f"CLASSROOM_STATE={state} lies inside the repository, where a clean deletes it: choose a folder "
-              "outside it.", file=sys.stderr)
-        return 1
-    prepare_state(state)
-    if lock_teacher_edition():
-        print(f"{ROOT} (the teacher edition, with every solution) is now closed to other users (chmod o-rwx).")
-    student_python(state)
-    from scripts.publish_student_edition import publish, publish_utils
-
-    repo = state / "student-edition.git"
-    publish(repo)
-    print(f"students' utils: {publish_utils(repo, state)}")
+    prepare(state_folder())
     return 0
 
 
