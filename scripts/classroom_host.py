@@ -198,12 +198,18 @@ def ensure_student(name: str, state: Path, *, admin: bool = False) -> pwd.struct
 
 
 def remove_students(state: Path) -> list[str]:
-    """Remove every system user whose home folder lies in STATE/homes, with the folder (the
-    end of a term, or of a test); return their names."""
+    """Remove every system user whose home folder lies in STATE/homes, with the folder, and
+    the course's group once nobody is left in it (the end of a term, or of a test); return
+    the names removed."""
     homes = state / "homes"
     names = [user.pw_name for user in pwd.getpwall() if Path(user.pw_dir).parent == homes]
     for name in names:
         subprocess.run(["userdel", "--remove", name], capture_output=True, timeout=120)
+    try:
+        if not grp.getgrnam(STUDENTS_GROUP).gr_mem:
+            subprocess.run(["groupdel", STUDENTS_GROUP], capture_output=True, timeout=60)
+    except KeyError:
+        pass
     return names
 
 
