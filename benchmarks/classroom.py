@@ -180,7 +180,9 @@ async def _execute(hub: Hub, user: str, kernel: str, cells: list[str], timeout: 
     from tornado.websocket import websocket_connect
 
     url = f"ws://127.0.0.1:{hub.port}/user/{user}/api/kernels/{kernel}/channels"
-    socket = await websocket_connect(HTTPRequest(url, headers={"Authorization": f"token {hub.token}"}))
+    # tornado's 20 s default is too short for thirty students' kernels starting on two cores
+    socket = await websocket_connect(HTTPRequest(url, headers={"Authorization": f"token {hub.token}"},
+                                                 connect_timeout=300, request_timeout=300))
     session, outputs = uuid.uuid4().hex, []
     try:
         for code in cells:
@@ -249,6 +251,18 @@ def student(hub: Hub, user: str, notebook: str, barrier: threading.Barrier) -> d
 
 
 SPARE_MEMORY = 3 * 2**30  # a class size is not run if it would leave less memory than this to the machine's other work
+MEMORY_FLOOR = 1.5 * 2**30  # and the hub is stopped if free memory falls below this while it runs
+
+
+def _stop_if_memory_runs_out(hub: Hub, finished: threading.Event, info: dict) -> None:
+    """Stop the hub (its students then fail) before a shared machine runs out of memory."""
+    import psutil
+
+    while not finished.wait(2):
+        if psutil.virtual_memory().available < MEMORY_FLOOR:
+            info["stopped"] = f"the hub was stopped when free memory fell below {MEMORY_FLOOR / 2**30:.1f} GB"
+            hub.stop()
+            return
 
 
 def load_test(levels: list[int], notebook: str, done_row=lambda rows, info: None,
@@ -265,7 +279,7 @@ def load_test(levels: list[int], notebook: str, done_row=lambda rows, info: None
             done = 0
             for count in [1, *levels]:
                 if rows and _median(rows[0]["results"], "pss"):  # a shared machine: leave the others room
-                    needed = count * _median(rows[0]["results"], "pss") * 1.2
+                    needed = count * _median(rows[0]["results"], "pss")
                     free = psutil.virtual_memory().available
                     if free - needed < SPARE_MEMORY:
                         rows.append({"students": count, "not_run": f"needs about {needed / 2**30:.0f} GB, "
@@ -274,9 +288,12 @@ def load_test(levels: list[int], notebook: str, done_row=lambda rows, info: None
                         continue
                 users = [f"s{done + index + 1}" for index in range(count)]
                 done += count
-                barrier = threading.Barrier(count)
+                barrier, finished = threading.Barrier(count), threading.Event()
+                watchdog = threading.Thread(target=_stop_if_memory_runs_out, args=(hub, finished, info), daemon=True)
+                watchdog.start()
                 with ThreadPoolExecutor(count) as pool:
                     results = list(pool.map(lambda u: student(hub, u, notebook, barrier), users))
+                finished.set()
                 row = {"students": count, "results": results, "hub_pss": hub.pss(None),
                        "load": os.getloadavg()[0]}
                 rows.append(row)
@@ -290,6 +307,8 @@ def load_test(levels: list[int], notebook: str, done_row=lambda rows, info: None
                     except OSError:
                         pass
                 time.sleep(5)  # the stopped servers release their memory
+                if "stopped" in info:
+                    break
         finally:
             hub.stop()
     return rows, info
@@ -325,7 +344,8 @@ def report(rows: list[dict], info: dict, notebook: str, stamp: str) -> str:
             f"following the hub to their first page (nbgitpuller's), each getting the student edition with nbgitpuller, running {notebook} in a kernel "
             "of their own server and moving one slider of its widget; all students of a row at once. Memory: the "
             "proportional set size (shared libraries counted once) of a student's server and kernel after the "
-            "notebook, and of the hub and its proxy. The machine was shared with other work: times are noisy.\n\n"
+            "notebook, and of the hub and its proxy. The machine was shared with other work: times are noisy."
+            + (f" {info['stopped'].capitalize()}." if "stopped" in info else "") + "\n\n"
             + markdown_table(["Students", "Login to first page (s, median)", "Notebook (s, median / slowest)",
                               "× alone", "Slider redraw (ms, median)", "Per student (MB)", "Hub + proxy (MB)",
                               "Load average at the end", "Failures"], table))
