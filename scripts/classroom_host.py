@@ -91,11 +91,10 @@ def lock_teacher_edition(root: Path = ROOT) -> bool:
     return True
 
 
-def _private_folder(path: Path, mode: int) -> Path:
+def _private_folder(path: Path, mode: int) -> None:
     path.mkdir(parents=True, exist_ok=True)
     os.chown(path, 0, 0)
     path.chmod(mode)
-    return path
 
 
 def prepare_state(state: Path) -> None:
