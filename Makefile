@@ -123,11 +123,13 @@ update-report: venv
 classroom/node_modules/.package-lock.json: classroom/package.json classroom/package-lock.json
 	cd classroom && npm ci --no-audit --no-fund
 
-# A JupyterHub for a class on this machine (classroom/jupyterhub_config.py; README, "For
-# teachers"): the student edition is committed to build/classroom/student-edition.git, and
-# each student who logs in at http://127.0.0.1:$(CLASSROOM_PORT) gets a copy (nbgitpuller).
+# A JupyterHub for a class on this machine, run as root (classroom/jupyterhub_config.py; README,
+# "For teachers"): scripts/classroom_host.py checks the ports and Node.js, prepares the hub's
+# state folder (CLASSROOM_STATE, default /var/lib/residual-course-classroom) and publishes the
+# student edition there; each student who logs in at http://127.0.0.1:$(CLASSROOM_PORT) gets a
+# copy (nbgitpuller) in a server that runs as their own system user.
 classroom: venv classroom/node_modules/.package-lock.json
-	$(BIN)/python -m scripts.publish_student_edition
+	CLASSROOM_PORT=$(CLASSROOM_PORT) $(BIN)/python -m scripts.classroom_host
 	CLASSROOM_PORT=$(CLASSROOM_PORT) PATH="$(CURDIR)/$(BIN):$$PATH" \
 	$(BIN)/jupyterhub -f classroom/jupyterhub_config.py
 

@@ -1,21 +1,22 @@
 #!/usr/bin/env python
 """A class on one machine: the hub of classroom/ (what `make classroom` starts), measured.
 
-    .venv/bin/python -m benchmarks.classroom --trial              # one student, in Chromium
-    .venv/bin/python -m benchmarks.classroom --students 5 10 20   # the load test, into RESULTS.md
+    .venv/bin/python -m benchmarks.classroom --trial             # one student, in Chromium
+    .venv/bin/python -m benchmarks.classroom --students 10 30    # the load test, into RESULTS.md
 
-Both start a private hub (classroom/jupyterhub_config.py, the dummy authenticator, ports
-9710-9712 and students' servers on 9720-9799, all on 127.0.0.1) on a student edition
-committed to a private git repository, and stop it by its PID at the end.
+Both run as root and start a private hub (classroom/jupyterhub_config.py, ports 9710-9712 or
+--base-port, students' servers on the next 90 ports, all on 127.0.0.1) with its state in a
+temporary folder, each student's server running as a system user of their own; at the end
+they stop the hub by its PID and remove those users.
 
 --trial: a student logs in through headless Chromium, nbgitpuller copies the student edition
 into their home folder and opens notebook 00, then the student opens 01 and runs it; every
 exercise check must say "not done yet" and no cell may fail.
 
 --students: first one student alone, then N students at once for each N: each logs in (the
-hub's REST API), gets the student edition (nbgitpuller's API), runs --notebook in a kernel
-of their server and moves one slider of its widget. Reported per N: the time to a running
-server, the notebook's time against the one student alone, the slider's redraw, memory per
+login form's request, with the class password) and is followed to their first page, gets the student edition (nbgitpuller's API), runs --notebook in a kernel
+of their server and moves one slider of its widget. Reported per N: the time from login to
+the first page, the notebook's time against the one student alone, the slider's redraw, memory per
 student (proportional set size of their server and kernel, shared libraries counted once)
 and the hub's own (hub and proxy), and failures. The machine may be shared: the load average
 is in the report.
@@ -41,30 +42,38 @@ from pathlib import Path
 
 from benchmarks.lab_session import ROOT, chromium, missing_browser, run_all, wait_for_idle_kernel
 from benchmarks.report import MB, markdown_table, write_section
-from scripts.publish_student_edition import publish
+from scripts import classroom_host
 from utils.threads import COURSE_THREADS, LIBRARY_VARIABLES
 
 HEADING = "## A class on one machine"
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
-PORT, HUB_PORT, PROXY_API_PORT, SERVER_PORTS = 9710, 9711, 9712, "9720-9799"
+BASE_PORT = 9710  # the hub 9710, its proxy's API 9711, the hub's API 9712, students' servers 9720-9809
 PASSWORD = "residual"
 FOLDER = "residual-course"
 PROXY = ROOT / "classroom" / "node_modules" / ".bin" / "configurable-http-proxy"
 
 
 class Hub:
-    """A running hub: its URL, the benchmark's service token, its process and state folder."""
+    """A running hub of classroom/ as root on ``base_port`` (public), +1 (proxy API), +2 (hub
+    API), students' servers on +10 to +99, with its state in ``state``: its URL, the
+    benchmark's service token, its process. ``stop`` stops it and removes the students' users."""
 
-    def __init__(self, state: Path):
-        self.state, self.token = state, secrets.token_hex(24)
-        self.url = f"http://127.0.0.1:{PORT}"
+    def __init__(self, state: Path, base_port: int = BASE_PORT, **environment: str):
+        state = state.resolve()
+        self.state, self.token, self.port = state, secrets.token_hex(24), base_port
+        self.url = f"http://127.0.0.1:{base_port}"
         self.repo_path = state / "student-edition.git"  # where the hub's config looks for it
-        publish(self.repo_path)
+        ports = {"CLASSROOM_PORT": str(base_port), "CLASSROOM_PROXY_API_PORT": str(base_port + 1),
+                 "CLASSROOM_HUB_PORT": str(base_port + 2)}
+        problems = classroom_host.preflight(state, classroom_host.hub_ports(ports))
+        if problems:
+            raise RuntimeError(" ".join(problems))
+        classroom_host.prepare(state)
         bin_folder = Path(sys.executable).parent
-        env = {**os.environ, "CLASSROOM_STATE": str(state), "CLASSROOM_PORT": str(PORT),
-               "CLASSROOM_HUB_PORT": str(HUB_PORT), "CLASSROOM_PROXY_API_PORT": str(PROXY_API_PORT),
-               "CLASSROOM_SERVER_PORTS": SERVER_PORTS, "CLASSROOM_SERVICE_TOKEN": self.token,
-               "CLASSROOM_PASSWORD": PASSWORD, "PATH": f"{bin_folder}{os.pathsep}{os.environ.get('PATH', '')}"}
+        env = {**os.environ, **ports, "CLASSROOM_STATE": str(state),
+               "CLASSROOM_SERVER_PORTS": f"{base_port + 10}-{base_port + 99}", "CLASSROOM_SERVICE_TOKEN": self.token,
+               "CLASSROOM_PASSWORD": PASSWORD, "PATH": f"{bin_folder}{os.pathsep}{os.environ.get('PATH', '')}",
+               **environment}
         for variable in (*LIBRARY_VARIABLES, COURSE_THREADS):
             env.pop(variable, None)  # the course's own choice, as in a real class
         self.log = state / "hub.log"
@@ -98,7 +107,8 @@ class Hub:
         return response.json() if response.content else None
 
     def stop(self) -> None:
-        """Stop the hub by its PID (it stops the students' servers), then its process group."""
+        """Stop the hub by its PID (it stops the students' servers), then its process group;
+        remove the system users it created."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -109,6 +119,7 @@ class Hub:
             os.killpg(self.process.pid, signal.SIGKILL)  # what is left of the session we started
         except ProcessLookupError:
             pass
+        classroom_host.remove_students(self.state)
 
     def pss(self, user: str | None) -> int:
         """Summed PSS of a student's server and kernels (``user``), or of the hub and proxy (None)."""
@@ -125,15 +136,24 @@ class Hub:
         return total
 
 
-def start_server(hub: Hub, user: str) -> float:
-    """Create ``user`` and start their server; return the seconds until it is ready."""
+def log_in(hub: Hub, user: str) -> float:
+    """Log ``user`` in with the class password, as the login form does, and follow them to
+    their first page (nbgitpuller's, once their server runs); return the seconds it took."""
+    import requests
+
     started = time.perf_counter()
-    hub.api("POST", f"/hub/api/users/{user}")
-    hub.api("POST", f"/hub/api/users/{user}/server")
-    while not hub.api("GET", f"/hub/api/users/{user}")["servers"].get("", {}).get("ready"):
-        if time.perf_counter() - started > 600:
-            raise RuntimeError(f"{user}'s server not ready after 600 s")
-        time.sleep(0.5)
+    with requests.Session() as browser:
+        browser.get(f"{hub.url}/hub/login", timeout=120).raise_for_status()
+        browser.post(f"{hub.url}/hub/login", timeout=600, data={
+            "username": user, "password": PASSWORD, "_xsrf": browser.cookies.get("_xsrf", "")}).raise_for_status()
+        while not hub.api("GET", f"/hub/api/users/{user}")["servers"].get("", {}).get("ready"):
+            if time.perf_counter() - started > 600:  # the spawn page waits for this in a browser
+                raise RuntimeError(f"{user}'s server not ready after 600 s")
+            time.sleep(0.5)
+        first = browser.get(f"{hub.url}/user/{user}/", timeout=600)
+        first.raise_for_status()
+        if "/git-pull" not in first.url:
+            raise RuntimeError(f"{user}'s first page is {first.url}, not nbgitpuller's")
     return time.perf_counter() - started
 
 
@@ -159,8 +179,10 @@ async def _execute(hub: Hub, user: str, kernel: str, cells: list[str], timeout: 
     from tornado.httpclient import HTTPRequest
     from tornado.websocket import websocket_connect
 
-    url = f"ws://127.0.0.1:{PORT}/user/{user}/api/kernels/{kernel}/channels"
-    socket = await websocket_connect(HTTPRequest(url, headers={"Authorization": f"token {hub.token}"}))
+    url = f"ws://127.0.0.1:{hub.port}/user/{user}/api/kernels/{kernel}/channels"
+    # tornado's 20 s default is too short for thirty students' kernels starting on two cores
+    socket = await websocket_connect(HTTPRequest(url, headers={"Authorization": f"token {hub.token}"},
+                                                 connect_timeout=300, request_timeout=300))
     session, outputs = uuid.uuid4().hex, []
     try:
         for code in cells:
@@ -210,7 +232,7 @@ def student(hub: Hub, user: str, notebook: str, barrier: threading.Barrier) -> d
     result = {"user": user}
     try:
         barrier.wait(timeout=600)
-        result["server_s"] = start_server(hub, user)
+        result["login_s"] = log_in(hub, user)
         pull(hub, user)
         path = f"{FOLDER}/notebooks/{notebook}"
         session = hub.api("POST", f"/user/{user}/api/sessions",
@@ -228,20 +250,50 @@ def student(hub: Hub, user: str, notebook: str, barrier: threading.Barrier) -> d
     return result
 
 
-def load_test(levels: list[int], notebook: str, done_row=lambda rows, info: None) -> tuple[list[dict], dict]:
-    """The one student alone, then each class size in ``levels``; ``done_row`` is called after each."""
+SPARE_MEMORY = 3 * 2**30  # a class size is not run if it would leave less memory than this to the machine's other work
+MEMORY_FLOOR = 1.5 * 2**30  # and the hub is stopped if free memory falls below this while it runs
+
+
+def _stop_if_memory_runs_out(hub: Hub, finished: threading.Event, info: dict) -> None:
+    """Stop the hub (its students then fail) before a shared machine runs out of memory."""
+    import psutil
+
+    while not finished.wait(2):
+        if psutil.virtual_memory().available < MEMORY_FLOOR:
+            info["stopped"] = f"the hub was stopped when free memory fell below {MEMORY_FLOOR / 2**30:.1f} GB"
+            hub.stop()
+            return
+
+
+def load_test(levels: list[int], notebook: str, done_row=lambda rows, info: None,
+              base_port: int = BASE_PORT) -> tuple[list[dict], dict]:
+    """The one student alone, then each class size in ``levels`` (one that would leave less than
+    SPARE_MEMORY free is reported as not run); ``done_row`` is called after each."""
+    import psutil
+
     rows, info = [], {}
     with tempfile.TemporaryDirectory(prefix="classroom-") as state_folder:
-        hub = Hub(Path(state_folder))
+        hub = Hub(Path(state_folder), base_port)
         info["hub_start_s"] = hub.seconds_to_start
         try:
             done = 0
             for count in [1, *levels]:
+                if rows and _median(rows[0]["results"], "pss"):  # a shared machine: leave the others room
+                    needed = count * _median(rows[0]["results"], "pss")
+                    free = psutil.virtual_memory().available
+                    if free - needed < SPARE_MEMORY:
+                        rows.append({"students": count, "not_run": f"needs about {needed / 2**30:.0f} GB, "
+                                                                   f"{free / 2**30:.0f} GB free"})
+                        done_row(rows, info)
+                        continue
                 users = [f"s{done + index + 1}" for index in range(count)]
                 done += count
-                barrier = threading.Barrier(count)
+                barrier, finished = threading.Barrier(count), threading.Event()
+                watchdog = threading.Thread(target=_stop_if_memory_runs_out, args=(hub, finished, info), daemon=True)
+                watchdog.start()
                 with ThreadPoolExecutor(count) as pool:
                     results = list(pool.map(lambda u: student(hub, u, notebook, barrier), users))
+                finished.set()
                 row = {"students": count, "results": results, "hub_pss": hub.pss(None),
                        "load": os.getloadavg()[0]}
                 rows.append(row)
@@ -255,6 +307,8 @@ def load_test(levels: list[int], notebook: str, done_row=lambda rows, info: None
                     except OSError:
                         pass
                 time.sleep(5)  # the stopped servers release their memory
+                if "stopped" in info:
+                    break
         finally:
             hub.stop()
     return rows, info
@@ -269,12 +323,15 @@ def report(rows: list[dict], info: dict, notebook: str, stamp: str) -> str:
     alone = _median(rows[0]["results"], "notebook_s")
     table = []
     for row in rows:
+        if "not_run" in row:
+            table.append([row["students"], *["–"] * 7, f"not run: {row['not_run']}"])
+            continue
         results = row["results"]
         failures = [r for r in results if "error" in r]
         seconds = [r["notebook_s"] for r in results if "notebook_s" in r]
         table.append([
             "1 (alone)" if row is rows[0] else row["students"],
-            f"{_median(results, 'server_s'):.0f}" if _median(results, "server_s") else "–",
+            f"{_median(results, 'login_s'):.0f}" if _median(results, "login_s") else "–",
             f"{statistics.median(seconds):.0f} / {max(seconds):.0f}" if seconds else "–",
             f"{statistics.median(seconds) / alone:.1f}" if seconds and alone else "–",
             f"{_median(results, 'slider_ms'):.0f}" if _median(results, "slider_ms") else "–",
@@ -282,12 +339,14 @@ def report(rows: list[dict], info: dict, notebook: str, stamp: str) -> str:
             f"{row['hub_pss'] / MB:.0f}", f"{row['load']:.1f}",
             f"{len(failures)}" + (f" ({failures[0]['error']})" if failures else "")])
     return (f"{HEADING}\n\nMeasured {stamp} UTC by benchmarks/classroom.py: the hub of classroom/ "
-            f"(started in {info['hub_start_s']:.0f} s) on this {os.cpu_count()}-core machine, students logging in "
-            f"through its REST API, each getting the student edition with nbgitpuller, running {notebook} in a kernel "
+            f"(started in {info['hub_start_s']:.0f} s) on this {os.cpu_count()}-core machine, each student's server "
+            "and kernels running as their own system user; students logging in with the class password and "
+            f"following the hub to their first page (nbgitpuller's), each getting the student edition with nbgitpuller, running {notebook} in a kernel "
             "of their own server and moving one slider of its widget; all students of a row at once. Memory: the "
             "proportional set size (shared libraries counted once) of a student's server and kernel after the "
-            "notebook, and of the hub and its proxy. The machine was shared with other work: times are noisy.\n\n"
-            + markdown_table(["Students", "Server ready (s, median)", "Notebook (s, median / slowest)",
+            "notebook, and of the hub and its proxy. The machine was shared with other work: times are noisy."
+            + (f" {info['stopped'].capitalize()}." if "stopped" in info else "") + "\n\n"
+            + markdown_table(["Students", "Login to first page (s, median)", "Notebook (s, median / slowest)",
                               "× alone", "Slider redraw (ms, median)", "Per student (MB)", "Hub + proxy (MB)",
                               "Load average at the end", "Failures"], table))
 
@@ -303,13 +362,13 @@ OUTPUTS_JS = """() => {
 }"""
 
 
-def trial() -> None:
+def trial(base_port: int = BASE_PORT) -> None:
     """One student in Chromium: log in, land in notebook 00 of their copy, run 01."""
     problem = missing_browser()
     if problem:
         raise SystemExit(f"classroom trial needs a browser: {problem}")
     with tempfile.TemporaryDirectory(prefix="classroom-") as state_folder:
-        hub = Hub(Path(state_folder))
+        hub = Hub(Path(state_folder), base_port)
         print(f"hub started in {hub.seconds_to_start:.0f} s", flush=True)
         try:
             with chromium() as browser:
@@ -349,7 +408,9 @@ def trial() -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trial", action="store_true", help="one student through Chromium")
-    parser.add_argument("--students", type=int, nargs="*", default=[5, 10, 20], help="class sizes (default 5 10 20)")
+    parser.add_argument("--students", type=int, nargs="*", default=[10, 30], help="class sizes (default 10 30)")
+    parser.add_argument("--base-port", type=int, default=BASE_PORT,
+                        help=f"the hub's port; the next two and +10 to +99 are used too (default {BASE_PORT})")
     parser.add_argument("--notebook", default="11_deep_stack_recipes.ipynb",
                         help="the notebook each student runs (default 11: training loops and a widget)")
     parser.add_argument("--output", type=Path, default=RESULTS, help=f"markdown file to update (default {RESULTS})")
@@ -358,15 +419,17 @@ def main(argv=None) -> int:
     if not PROXY.is_file():
         parser.error(f"no {PROXY}: run  cd classroom && npm ci")
     if args.trial:
-        trial()
+        trial(args.base_port)
         return 0
-    if not args.students or min(args.students) < 1 or sum(args.students) + 1 > 70:
-        parser.error("--students: class sizes of at least 1, at most 69 students in all (ports 9720-9799)")
+    if os.geteuid() != 0:
+        parser.error("run as root: the hub starts each student's server as a system user of their own")
+    if not args.students or min(args.students) < 1 or sum(args.students) + 1 > 90:
+        parser.error("--students: class sizes of at least 1, at most 89 students in all (90 server ports)")
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
     def write(rows, info):  # after every class size, so an interrupted run still reports
         write_section(args.output, report(rows, info, args.notebook, stamp), HEADING)
 
-    rows, info = load_test(args.students, args.notebook, write)
+    rows, info = load_test(args.students, args.notebook, write, args.base_port)
     print(report(rows, info, args.notebook, stamp))
     return 0
 

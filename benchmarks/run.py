@@ -29,7 +29,7 @@ it never asserts: misses are printed, and the exit status is 0.
 Then the classroom part (--no-classroom skips it): two notebooks at once, with the course's
 thread choice and the libraries' default (benchmarks/cpu_share.py); a learner's whole session
 in JupyterLab within Binder's 2 GB (binder_session.py, needs root and Chromium); the load
-test of the classroom hub with 5, 10 and 20 students (classroom.py, needs classroom's npm
+test of the classroom hub with 10 and 30 students (classroom.py, as root; needs classroom's npm
 packages).
 Then the course site is built --runs times from a fresh clone (make site, scripts/build_site.py,
 timed by benchmarks/site_build.py; --site-only runs just that part): its cold build time
@@ -153,7 +153,7 @@ def _classroom_part(args) -> str:
     print("\nclassroom part: a learner's session in 2 GB", flush=True)
     binder_session.main(["--output", str(args.output)])
     print("\nclassroom part: the hub's load test", flush=True)
-    classroom.main(["--students", *(["5"] if args.quick else ["5", "10", "20"]), "--output", str(args.output)])
+    classroom.main(["--students", *(["5"] if args.quick else ["10", "30"]), "--output", str(args.output)])
     return args.output.read_text(encoding="utf-8")
 
 

@@ -27,10 +27,11 @@ import nbformat
 
 from scripts.build_nbgrader import grade_ids
 from scripts.build_student_edition import ROOT
+from scripts.classroom_host import state_folder
 from utils.exercises.attempts import LOG_NAME
 
 DEFAULT_COURSE = ROOT / "build" / "nbgrader"
-DEFAULT_HOMES = Path(os.environ.get("CLASSROOM_STATE", ROOT / "build" / "classroom")) / "homes"
+DEFAULT_HOMES = state_folder() / "homes"  # the hub's (scripts.classroom_host)
 DEFAULT_FOLDER = os.environ.get("CLASSROOM_FOLDER", "residual-course")
 
 

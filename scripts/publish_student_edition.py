@@ -1,10 +1,12 @@
 #!/usr/bin/env python
 """Build the student edition and commit it to a git repository that nbgitpuller pulls from.
 
-    python -m scripts.publish_student_edition                     # build/classroom/student-edition.git
+    python -m scripts.publish_student_edition            # CLASSROOM_STATE/student-edition.git and its utils
     python -m scripts.publish_student_edition --repo DIR
 
-``make classroom`` runs this before it starts the hub. Run again after changing a notebook
+``make classroom`` runs this before it starts the hub. The default repository lies in the hub's
+state folder (scripts.classroom_host); there the ``utils`` of the edition is also installed for
+students' kernels (``publish_utils``), so the teacher's unpublished edits never reach them. Run again after changing a notebook
 during a term: a new commit appears only when the student edition changed, and each
 student's copy takes it the next time they open the hub's link (nbgitpuller merges it with
 ``git merge -Xours``: a file they edited gets every change to lines they did not touch, and
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -26,8 +29,9 @@ from pathlib import Path
 
 from scripts.build_nbgrader import release_notebook
 from scripts.build_student_edition import ROOT, build
+from scripts.classroom_host import state_folder
 
-DEFAULT_REPO = ROOT / "build" / "classroom" / "student-edition.git"
+DEFAULT_REPO = state_folder() / "student-edition.git"
 IDENTITY = ["-c", "user.name=Residual course", "-c", "user.email=course@localhost"]
 
 
@@ -122,6 +126,32 @@ def _has_commits(repo: Path) -> bool:
                           capture_output=True, timeout=60).returncode == 0
 
 
+def publish_utils(repo: Path, state: Path) -> Path:
+    """Install the ``utils`` of the student edition in ``repo`` (not editable) into
+    STATE/utils/COMMIT and point STATE/utils/current at it in one step: a kernel that starts
+    afterwards imports it (the hub puts STATE/utils/current on students' PYTHONPATH), one that
+    is running keeps what it imported. Returns the folder ``current`` now points at."""
+    commit = git(repo, "rev-parse", "HEAD")[:12]
+    folder = state / "utils" / commit
+    if not (folder / "utils" / "__init__.py").is_file():
+        with tempfile.TemporaryDirectory(prefix="student-utils-") as source:
+            for name in ("utils", "pyproject.toml"):  # a copy: building in place would litter the repository
+                copy = shutil.copytree if (repo / name).is_dir() else shutil.copy2
+                copy(repo / name, Path(source) / name)
+            staging = folder.with_name(f"{commit}.new")
+            shutil.rmtree(staging, ignore_errors=True)
+            subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                            "--no-deps", "--no-build-isolation", "--target", str(staging), source],
+                           check=True, capture_output=True, timeout=600)
+            shutil.rmtree(folder, ignore_errors=True)
+            staging.rename(folder)
+    link = state / "utils" / "current.new"
+    link.unlink(missing_ok=True)
+    link.symlink_to(commit)
+    os.replace(link, state / "utils" / "current")
+    return folder
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repo", type=Path, default=DEFAULT_REPO, help=f"git repository (default {DEFAULT_REPO})")
@@ -129,6 +159,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     commit = publish(args.repo, args.branch)
     print(f"student edition at {commit[:12]} on {args.branch} of {args.repo.resolve()}")
+    if args.repo.resolve() == DEFAULT_REPO and args.branch == "main":  # the hub's: its kernels' utils too
+        print(f"students' utils: {publish_utils(DEFAULT_REPO, DEFAULT_REPO.parent)}")
     return 0
 
 

@@ -7,7 +7,10 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import socket
 import subprocess
+import sys
+import time
 import urllib.parse
 from pathlib import Path
 
@@ -17,6 +20,7 @@ from traitlets.config import PyFileConfigLoader
 
 from benchmarks import cpu_share
 from benchmarks.report import write_section
+from scripts import classroom_host
 from scripts import publish_student_edition as publish
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,20 +97,76 @@ def test_the_kernel_manager_shuts_down_the_longest_idle_kernel_to_make_room(tmp_
 
 
 def test_the_hub_config_points_at_what_exists():
-    config = load(HUB_CONFIG, CLASSROOM_STATE="/tmp/classroom-state")
-    assert config.JupyterHub.authenticator_class == "dummy"
-    assert config.JupyterHub.spawner_class == "simple"
+    state = "/tmp/classroom-state"
+    config = load(HUB_CONFIG, CLASSROOM_STATE=state, CLASSROOM_TEACHER_PASSWORD="t" * 32)
+    assert config.JupyterHub.authenticator_class == "shared-password"
+    assert config.Authenticator.admin_users == {"teacher"} and len(config.SharedPasswordAuthenticator.admin_password) >= 32
+    assert config.JupyterHub.spawner_class == "localprocess"  # each server as its student's own system user
+    assert config.JupyterHub.cookie_secret_file == f"{state}/hub/jupyterhub_cookie_secret"
+    assert config.JupyterHub.db_url == f"sqlite:///{state}/hub/jupyterhub.sqlite"
     assert config.ConfigurableHTTPProxy.command[0].endswith("classroom/node_modules/.bin/configurable-http-proxy")
-    assert any(arg == f"--config={BINDER_CONFIG}" for arg in config.Spawner.args)
-    assert any(arg == f"--LabApp.app_settings_dir={ROOT / 'binder'}" for arg in config.Spawner.args)
+    assert config.Spawner.cmd == [f"{state}/python/bin/jupyterhub-singleuser"]
+    assert config.Spawner.environment["PYTHONPATH"] == f"{state}/utils/current"
+    assert str(ROOT) not in repr(config.Spawner.environment), "nothing students run may lie in the teacher edition"
+    assert callable(config.Spawner.pre_spawn_hook)
     url = urllib.parse.urlparse(config.Spawner.default_url)
     query = urllib.parse.parse_qs(url.query)
-    assert url.path == "/git-pull" and query["repo"] == ["/tmp/classroom-state/student-edition.git"]
+    assert url.path == "/git-pull" and query["repo"] == [f"{state}/student-edition.git"]
     assert query["urlpath"][0].endswith("notebooks/00_start_here.ipynb")
     assert config.Spawner.cpu_limit == 1 and gigabytes(config.Spawner.mem_limit) == 2
 
 
-def test_the_proxy_is_pinned_by_a_lock_file():
+def test_the_hub_keeps_its_state_outside_the_repository(monkeypatch):
+    monkeypatch.delenv("CLASSROOM_STATE", raising=False)
+    default = classroom_host.state_folder()
+    assert default == classroom_host.DEFAULT_STATE and ROOT not in default.parents
+    assert classroom_host.DEFAULT_STATE.as_posix() in (ROOT / "README.md").read_text()
+    problems = classroom_host.preflight(ROOT / "build" / "classroom", {})
+    assert any("lies inside the repository" in problem for problem in problems)
+
+
+def test_a_busy_port_is_named_before_the_hub_starts(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert classroom_host.busy_ports({"the proxy's API": port}) == [
+            f"Port {port} (the proxy's API) is already in use on 127.0.0.1: stop what uses it "
+            f"(`ss -ltnp 'sport = :{port}'` shows it) or choose another port."]
+        state = tmp_path / "state"
+        result = subprocess.run([sys.executable, "-m", "scripts.classroom_host"], cwd=ROOT, capture_output=True,
+                                text=True, timeout=120, env={**os.environ, "CLASSROOM_STATE": str(state),
+                                                             "CLASSROOM_HUB_PORT": str(port)})
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert f"Port {port} (the hub's API) is already in use" in result.stderr
+    assert not state.exists(), "nothing is prepared when the hub cannot start"
+    assert classroom_host.busy_ports({"the proxy's API": port}) == []  # released: free again
+
+
+def test_node_is_checked_against_the_version_the_proxy_needs():
+    assert classroom_host.node_problem("v20.20.2\n") is None
+    assert classroom_host.node_problem("v22.12.0") is None
+    assert "Node.js v18.19.1 is too old" in classroom_host.node_problem("v18.19.1")
+    assert "not on PATH" in classroom_host.node_problem(None)
+    assert f"Node.js {classroom_host.NODE_MAJOR} or newer" in (ROOT / "README.md").read_text()
+
+
+def _accepts(range_text: str, version: tuple[int, int, int]) -> bool:
+    """Whether an npm "engines" range (the forms the lock file uses) accepts ``version``."""
+    def one(comparator: str) -> bool:
+        operator, number = re.fullmatch(r"(>=|<=|>|<|\^|~|=)?\s*v?([\d.x*]*)", comparator.strip()).groups()
+        if number in ("", "*", "x"):
+            return True
+        wanted = tuple(int(part) for part in (number.split(".") + ["0", "0"])[:3])
+        return {">=": version >= wanted, ">": version > wanted, "<=": version <= wanted, "<": version < wanted,
+                "^": version[0] == wanted[0] and version >= wanted, "~": version[:2] == wanted[:2] and version >= wanted,
+                "=": version == wanted, None: version == wanted}[operator]
+
+    alternatives = [re.findall(r"(?:>=|<=|>|<|\^|~|=)?\s*[\dvx*][\w.*]*", part) for part in range_text.split("||")]
+    return any(all(one(comparator) for comparator in comparators) for comparators in alternatives)
+
+
+def test_the_proxy_is_pinned_by_a_lock_file_that_runs_on_the_stated_node():
     import json
 
     package = json.loads((ROOT / "classroom" / "package.json").read_text())
@@ -114,6 +174,12 @@ def test_the_proxy_is_pinned_by_a_lock_file():
     version = package["dependencies"]["configurable-http-proxy"]
     assert re.fullmatch(r"\d+\.\d+\.\d+", version), f"pin an exact version, not {version}"
     assert lock["packages"]["node_modules/configurable-http-proxy"]["version"] == version
+    assert not _accepts(">=22.12.0", (20, 20, 2)) and _accepts("^16 || ^18 || >=20", (20, 0, 0))
+    oldest = (classroom_host.NODE_MAJOR, 0, 0)
+    refusing = {name: entry["engines"]["node"] for name, entry in lock["packages"].items()
+                if isinstance(entry.get("engines"), dict) and "node" in entry["engines"]
+                and not _accepts(entry["engines"]["node"], oldest)}
+    assert not refusing, f"these locked packages want a newer Node.js than {classroom_host.NODE_MAJOR}: {refusing}"
 
 
 def test_z2jh_values_ask_for_what_a_student_needs():
@@ -129,7 +195,7 @@ def test_z2jh_values_ask_for_what_a_student_needs():
     assert values["hub"]["config"]["JupyterHub"]["authenticator_class"]
 
 
-def test_publish_student_edition_commits_only_changes(tmp_path):
+def test_publish_student_edition_commits_only_changes_and_installs_its_utils(tmp_path):
     repo = tmp_path / "student.git"
     first = publish.publish(repo)
     assert publish.publish(repo) == first  # nothing changed: no new commit
@@ -138,6 +204,16 @@ def test_publish_student_edition_commits_only_changes(tmp_path):
     assert (repo / "notebooks" / "00_start_here.ipynb").is_file() and (repo / "utils").is_dir()
     stub = (repo / "notebooks" / "01_residual_block_by_hand.ipynb").read_text()
     assert "NotImplementedError" in stub and "# BEGIN SOLUTION" not in stub
+    # the students' utils: a copy of the edition's, installed, found through STATE/utils/current
+    installed = publish.publish_utils(repo, tmp_path)
+    current = tmp_path / "utils" / "current"
+    assert current.resolve() == installed.resolve() and installed.name == first[:12]
+    assert (current / "utils" / "__init__.py").read_text() == (ROOT / "utils" / "__init__.py").read_text()
+    assert not (current / "utils" / "__init__.py").is_symlink()
+    assert not list(current.glob("__editable__*")) and list(current.glob("residual_course_utils-*.dist-info"))
+    status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--ignored"], capture_output=True,
+                            text=True).stdout
+    assert status == "", f"installing left files in the edition's repository: {status}"
 
 
 def test_the_classroom_benchmarks_write_their_sections_in_place(tmp_path):
@@ -157,3 +233,104 @@ def test_the_classroom_benchmarks_write_their_sections_in_place(tmp_path):
     text = output.read_text()
     assert text.count(cpu_share.HEADING) == 1 and "1.40" in text and "1.50" not in text
     assert text.index("## Notebooks") < text.index(cpu_share.HEADING) < text.index("## Misses")
+
+
+# The probe bob's kernel runs: who it runs as, where its utils comes from, and what it may read.
+PROBE = """import json, os, subprocess, utils
+def attempt(path):
+    try:
+        os.listdir(path) if os.path.isdir(path) else open(path, 'rb').read(1)
+        return 'read'
+    except OSError as error:
+        return type(error).__name__
+print(json.dumps({'id': subprocess.run(['id'], capture_output=True, text=True).stdout.strip(),
+                  'utils': utils.__file__, 'read': {path: attempt(path) for path in PATHS}}))"""
+KERNEL_RUN_JS = """async code => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  let text = '';
+  const future = kernel.requestExecute({code});
+  future.onIOPub = message => {
+    if (message.header.msg_type === 'stream') text += message.content.text;
+    if (message.header.msg_type === 'error') text += message.content.ename + ': ' + message.content.evalue;
+  };
+  await future.done;
+  return text;
+}"""
+TEST_BASE_PORT = 9300  # the hub 9300, proxy API 9301, hub API 9302, students' servers 9310-9399
+
+
+@pytest.mark.browser
+def test_students_are_kept_apart_on_one_machine():
+    """As bob in Chromium, on the hub `make classroom` starts: his kernel runs as his own user,
+    imports the published utils, cannot read alice's home, the teacher edition or the hub's
+    secret, and he cannot open a terminal; the teacher's server has the formgrader, his not."""
+    import json
+    import shutil
+    import tempfile
+
+    import requests
+
+    from benchmarks.classroom import FOLDER, PASSWORD, Hub
+    from benchmarks.lab_session import chromium, missing_browser, wait_for_idle_kernel
+
+    problem = missing_browser() or (None if os.geteuid() == 0 else "the hub must run as root to start students' "
+                                    "servers as their own users")
+    if problem:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true: this test must run here, but {problem}")
+        pytest.skip(problem)
+    state = Path(tempfile.mkdtemp(prefix="classroom-test-"))  # not under pytest's root-only tmp folder
+    hub = None
+    try:
+        hub = Hub(state, TEST_BASE_PORT)
+        alice = classroom_host.ensure_student("alice", state)
+        (Path(alice.pw_dir) / "answers.txt").write_text("alice's work")
+        os.chown(Path(alice.pw_dir) / "answers.txt", alice.pw_uid, alice.pw_gid)
+        with pytest.raises(PermissionError, match="outside the course"):
+            classroom_host.ensure_student("root", state)  # a name taken by this machine's own users
+        secret = state / "hub" / "jupyterhub_cookie_secret"
+        solutions = ROOT / "notebooks" / "01_residual_block_by_hand.ipynb"
+        assert secret.is_file() and solutions.is_file()
+        paths = [alice.pw_dir, f"{alice.pw_dir}/answers.txt", str(solutions), str(ROOT), str(secret),
+                 str(state / "hub" / "jupyterhub.sqlite")]
+
+        with chromium() as browser:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            errors = []
+            page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+            page.goto(f"{hub.url}/hub/login", timeout=120_000)
+            page.fill("input[name=username]", "bob")
+            page.fill("input[name=password]", PASSWORD)
+            page.click("input[type=submit], button[type=submit]")
+            first = f"{FOLDER}/notebooks/00_start_here.ipynb"
+            page.wait_for_url(f"**/user/bob/lab/tree/{first}*", timeout=600_000)
+            wait_for_idle_kernel(page, hub, first, errors)
+            output = page.evaluate(KERNEL_RUN_JS, f"PATHS = {paths!r}\n{PROBE}")
+            terminals = page.evaluate("() => window.jupyterapp.serviceManager.terminals.isAvailable()")
+
+        bob = json.loads(output.strip().splitlines()[-1])
+        uid = int(subprocess.run(["id", "-u", "bob"], capture_output=True, text=True).stdout)
+        assert bob["id"].startswith(f"uid={uid}(bob) ") and uid != 0
+        assert bob["utils"] == str(state / "utils" / "current" / "utils" / "__init__.py")
+        assert bob["read"] == {path: "PermissionError" for path in paths}
+        home = Path(f"{state}/homes/bob")
+        assert home.stat().st_uid == uid and home.stat().st_mode & 0o777 == 0o700
+        assert (home / FOLDER / "notebooks" / "00_start_here.ipynb").is_file()
+        assert terminals is False
+        headers = {"Authorization": f"token {hub.token}"}
+        assert requests.post(f"{hub.url}/user/bob/api/terminals", headers=headers, timeout=60).status_code == 404
+
+        hub.api("POST", "/hub/api/users/teacher/server", timeout=300)
+        for _ in range(600):
+            if hub.api("GET", "/hub/api/users/teacher")["servers"].get("", {}).get("ready"):
+                break
+            time.sleep(0.5)
+        formgrader = requests.get(f"{hub.url}/user/teacher/formgrader", headers=headers, timeout=120)
+        assert formgrader.status_code == 200 and formgrader.url.endswith("/formgrader/manage_assignments")
+        assert requests.get(f"{hub.url}/user/bob/formgrader", headers=headers, timeout=120).status_code == 404
+    finally:
+        if hub is not None:
+            hub.stop()
+        classroom_host.remove_students(state)
+        shutil.rmtree(state, ignore_errors=True)
+    assert subprocess.run(["id", "bob"], capture_output=True).returncode != 0, "bob's system user is removed"
