@@ -13,7 +13,7 @@ CLASSROOM_PORT ?= 8000
 PIP_EXTRA ?=
 NPM_STAMP := site/node_modules/.package-lock.json
 
-.PHONY: lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site
+.PHONY: lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site site-live
 
 # pip byte-compiles one file at a time; compileall -j 0 does it on every core (77 -> 56 s
 # here). Byte-compiling matters: with PYTHONDONTWRITEBYTECODE set (as on this machine and in
@@ -49,7 +49,7 @@ test-backends: $(STAMP)
 # Refresh the committed screenshots (README, docs/) from the browser tests' latest run (JupyterLab's
 # notebooks and the site's notebook 07 with its static widget's controls moved).
 screenshots: $(STAMP)
-	CI=true $(BIN)/python -m pytest -n 2 -p no:cacheprovider -m browser tests/test_browser.py tests/test_site.py
+	CI=true $(BIN)/python -m pytest -n 2 -p no:cacheprovider -m browser tests/test_browser.py tests/test_site.py tests/test_site_live.py
 	cp build/screenshots/*.png docs/screenshots/
 
 execute: $(STAMP)
@@ -99,3 +99,9 @@ $(NPM_STAMP): site/package-lock.json
 # open build/site/index.html. See README, "The course as a website".
 site: $(STAMP) $(NPM_STAMP)
 	$(BIN)/python -m scripts.build_site
+
+# The site with live code: builds it, then serves it on http://127.0.0.1:$(SITE_PORT) beside a local
+# Jupyter server for its "Run this page" buttons (scripts/site_live.py); Ctrl-C stops both.
+SITE_PORT ?= 8800
+site-live: $(STAMP) $(NPM_STAMP)
+	$(BIN)/python -m scripts.site_live --port $(SITE_PORT)

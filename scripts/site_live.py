@@ -229,11 +229,17 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if not args.no_build:
         build_site.build()
+    # Ctrl-C, and a plain `kill`, stop both servers (a shell may start this with SIGINT ignored).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     site_port = free_port(range(args.port, args.port + 100))
     kernel_port = free_port(range(site_port + 1, site_port + 101))
     token, origin = secrets.token_hex(16), f"http://127.0.0.1:{site_port}"
     write_server_file(build_site.DEFAULT_OUT / "_static", {"baseUrl": f"http://127.0.0.1:{kernel_port}/", "token": token})
-    servers = [subprocess.Popen(jupyter_command(kernel_port, token, origin), stdout=subprocess.DEVNULL,
+    from utils.threads import LIBRARY_VARIABLES  # one thread per kernel, as the stored outputs were made
+
+    one_thread = {**os.environ, **dict.fromkeys(LIBRARY_VARIABLES, "1")}
+    servers = [subprocess.Popen(jupyter_command(kernel_port, token, origin), env=one_thread, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True),
                subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", "--directory",
                                  str(build_site.DEFAULT_OUT), str(site_port)],

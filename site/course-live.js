@@ -156,7 +156,8 @@
       const source = document.createElement("pre");
       source.setAttribute("data-executable", "true");
       source.setAttribute("data-language", "python");
-      source.textContent = index in current && cell.config.input ? current[index] : cell.config.source;
+      cell.startSource = index in current && cell.config.input ? current[index] : cell.config.source;
+      source.textContent = cell.startSource;
       const output = document.createElement("div");
       output.className = "course-live-output";
       output.setAttribute("data-output", "true");
@@ -294,6 +295,7 @@
         const box = cell.config.input ? document.querySelector(`[data-thebe-id="${thebeCell.id}"]`) : null;
         cell.editor = box ? box.querySelector(".CodeMirror").CodeMirror : null;
         if (cell.editor) {
+          if (cell.editor.getValue() !== cell.startSource) cell.editor.setValue(cell.startSource); // thebe trimmed it
           cell.editor.on("change", editsChanged);
           box.querySelector(".thebe-run-button").setAttribute("aria-label", `Run cell ${index + 1}`);
         }

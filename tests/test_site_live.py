@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import http.server
 import importlib
 import json
 import re
-import shutil
+import socket
 import threading
 import urllib.parse
 from pathlib import Path
@@ -271,6 +270,11 @@ def run_cell(page, index: int, source: str | None = None) -> list[dict]:
     return page.evaluate(RUN_JS, [index, source])
 
 
+def first_visible(page) -> int:
+    """The first code cell whose code the page shows (the setup and import cells are hidden)."""
+    return page.evaluate("courseLive.state.cells.findIndex(c => c.config.input)")
+
+
 def text_of(outputs: list[dict]) -> str:
     return "".join(output_tolerance._text(o.get("text", "")) if o["output_type"] == "stream"
                    else output_tolerance._text(o.get("data", {}).get("text/plain", "")) for o in outputs)
@@ -372,9 +376,10 @@ def test_two_pages_open_at_once_have_two_kernels_that_share_nothing(site, server
         assert kernels[0] != kernels[1]
         paths = {session["path"] for session in lab.api("/api/sessions") if session["kernel"]["id"] in kernels}
         assert len(paths) == 2 and all(p.startswith("notebooks/") for p in paths)
-        run_cell(first, 1, "live_probe = 1\n" + PROBE)
-        assert text_of(run_cell(first, 1, PROBE)).split() == ["True", "True"]
-        assert text_of(run_cell(second, 1, PROBE)).split() == ["False", "True"], "the second page sees the first's variable"
+        run_cell(first, first_visible(first), "live_probe = 1\n" + PROBE)
+        assert text_of(run_cell(first, first_visible(first), PROBE)).split() == ["True", "True"]
+        assert text_of(run_cell(second, first_visible(second), PROBE)).split() == ["False", "True"], (
+            "the second page sees the first's variable")
 
 
 FAILURE = re.compile(r"No kernel could be started for this page .* open it in Colab or download the notebook\.")
@@ -392,7 +397,7 @@ def _says_no_kernel(page, name: str) -> None:
 @pytest.mark.parametrize("where", ["local server not running", "Binder blocked"])
 def test_without_a_kernel_the_page_says_so_and_stays_as_it_was(site, server, browser, where):
     name = "07_a_thousand_layers.ipynb"
-    with contextlib.closing(__import__("socket").socket()) as probe:
+    with contextlib.closing(socket.socket()) as probe:
         probe.bind(("127.0.0.1", 0))
         closed = probe.getsockname()[1]  # nothing listens there once the probe is closed
     settings = {"baseUrl": f"http://127.0.0.1:{closed}/", "token": "x"} if where.startswith("local") else None
@@ -423,7 +428,7 @@ def test_a_kernel_from_binder_and_binder_failing(site, server, lab, browser):
                 page.evaluate("localStorage.clear()")  # no saved Binder server from the last round
                 start_kernel(page, "ready" if reply == "ready" else "failed")
                 if reply == "ready":
-                    assert text_of(run_cell(page, 1, "print(6 * 7)")).strip() == "42"
+                    assert text_of(run_cell(page, first_visible(page), "print(6 * 7)")).strip() == "42"
                 else:
                     _says_no_kernel(page, NOTEBOOKS[1].name)
                 assert not outside
@@ -449,6 +454,7 @@ def _run_by_hand(page, index: int, text: str) -> None:
 def _screenshot(page, index: int, name: str) -> None:
     """The exercise above code cell ``index`` and its check, for the README (make screenshots)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.wait_for_function("Array.from(document.querySelectorAll('.thebe-busy')).every(b => b.style.display === 'none')")
     cell_div(page, index).evaluate("e => e.previousElementSibling.scrollIntoView({block: 'start'})")
     page.screenshot(path=str(SCREENSHOTS / name))
 
@@ -487,7 +493,7 @@ def test_05_2_checked_in_place_and_edits_survive_a_restart_and_a_reload(site, se
         # hint() answers on the page; then the learner fixes the answer and sees ✓.
         assert text_of(run_cell(page, check, "ex.rezero_block.hint()")).startswith("Hint 1 of")
         run_cell(page, check, CHECK_05_2)
-        run_cell(page, solution, teacher[solution].source)
+        run_cell(page, solution, wrong.replace("torch.ones", "torch.zeros"))  # the fix: alpha starts at 0
         _run_by_hand(page, check, "✓ Exercise 05.2")
         _screenshot(page, solution, "site_05_live_check_fixed.png")
 
@@ -498,7 +504,7 @@ def test_leaving_with_edits_that_could_not_be_stored_asks_first(site, server, la
     with kernel_source(site, local(lab)), opened(browser, f"{server}/notebooks/{NOTEBOOKS[1].stem}.html",
                                                  init_script=no_storage) as (page, _, _):
         start_kernel(page)
-        page.locator(".CodeMirror").first.click()
+        page.locator(".cell_input .CodeMirror").first.click()
         page.keyboard.type("# my note")
         page.wait_for_timeout(1000)  # past the save's 400 ms pause, which fails here
         with page.expect_event("dialog", timeout=10_000) as asked:
