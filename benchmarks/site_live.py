@@ -28,12 +28,13 @@ HEADING = "## Live code on the site"
 
 def measure(site: Path, base: Path) -> dict:
     """Seconds from the click to the first output, per page, and the bytes the live code adds."""
-    from tests.test_site_live import _QuietHandler, _serve, first_visible, kernel_source, local, run_cell
+    from tests.test_site import _QuietHandler, serving
+    from tests.test_site_live import PORTS, first_visible, kernel_source, local, run_cell
 
     pages = sorted((site / "notebooks").glob("[0-9][0-9]_*.html"))
     every_page = sum((site / "_static" / name).stat().st_size for name in site_live.LIVE_FILES)
     seconds, thebe_bytes = {}, []
-    with _serve(functools.partial(_QuietHandler, directory=str(site))) as server, \
+    with serving(functools.partial(_QuietHandler, directory=str(site)), PORTS) as server, \
             lab_tools.running_lab(base, (f"--ServerApp.allow_origin={server}",)) as lab, \
             kernel_source(site, local(lab)), lab_tools.chromium() as browser:
         for path in pages:

@@ -25,7 +25,6 @@ import importlib
 import json
 import re
 import socket
-import threading
 import urllib.parse
 from pathlib import Path
 
@@ -36,6 +35,7 @@ from benchmarks import lab_session as lab_tools
 from scripts import build_site, build_student_edition, course_repository, site_live
 from tests import output_tolerance
 from tests.test_browser import SCREENSHOTS
+from tests.test_site import _QuietHandler, serving
 from tests.test_browser import _require_chromium as require_chromium
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,11 +133,6 @@ def test_a_page_carries_every_code_cell_with_its_hidden_setup_cells_marked():
 
 # ---- the site in a browser ---------------------------------------------------------------------
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 class FakeBinder(http.server.BaseHTTPRequestHandler):
     """A BinderHub's build endpoint: an event stream that ends "ready" with the test's
     JupyterLab (``reply``: "ready") or "failed"; it records the paths asked for."""
@@ -164,23 +159,6 @@ class FakeBinder(http.server.BaseHTTPRequestHandler):
             self.wfile.flush()
 
 
-@contextlib.contextmanager
-def _serve(handler):
-    for port in PORTS:
-        with contextlib.suppress(OSError):
-            httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-            break
-    else:
-        pytest.fail(f"no free port in {PORTS}")
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     require_chromium()
@@ -191,7 +169,7 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(site):
-    with _serve(functools.partial(_QuietHandler, directory=str(site))) as url:
+    with serving(functools.partial(_QuietHandler, directory=str(site)), PORTS) as url:
         yield url
 
 
@@ -351,7 +329,8 @@ def test_every_cell_and_exercise_runs_on_the_page(site, server, lab, browser, pa
             assert not errors_out, f"{path.name} cell {index}: {errors_out[0].get('ename')}: {errors_out[0].get('evalue')}"
             if "check" in tags:
                 assert text_of(fresh).startswith("✓"), f"{path.name} cell {index}: the reference did not pass: {text_of(fresh)}"
-            if not any(WIDGET_VIEW in o.get("data", {}) for o in cell.outputs):
+            # Compared as nbval compares them (conftest.py): not a widget's cell, nor one tagged nbval-ignore-output.
+            if not any(WIDGET_VIEW in o.get("data", {}) for o in cell.outputs) and "nbval-ignore-output" not in tags:
                 problems += [f"cell {index}: {p}" for p in _differences(cell, fresh)]
         assert checked == sum("solution" in c.metadata.get("tags", []) for c in teacher)
         assert not problems, f"{path.name}: outputs differ from the stored ones:\n" + "\n".join(problems)
@@ -420,7 +399,7 @@ def test_without_a_kernel_the_page_says_so_and_stays_as_it_was(site, server, bro
 @pytest.mark.browser
 def test_a_kernel_from_binder_and_binder_failing(site, server, lab, browser):
     FakeBinder.lab, FakeBinder.asked = lab, []
-    with _serve(FakeBinder) as binder:
+    with serving(FakeBinder, PORTS) as binder:
         for reply in ("ready", "failed"):
             FakeBinder.reply = reply
             with kernel_source(site, {"binderUrl": binder}), \
