@@ -17,7 +17,7 @@ NPM_CI := npm ci --ignore-scripts --no-audit --no-fund
 STAMPED := $(PYTHON) -m scripts.stamped
 
 .PHONY: install venv npm-site lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site links \
-	publish collect autograde feedback class-report update-report
+	publish collect autograde feedback class-report update-report site-live
 
 # Everything `make test` needs: the course's venv and the site's npm packages.
 install: venv npm-site
@@ -64,7 +64,7 @@ test-backends: venv
 # Refresh the committed screenshots (README, docs/) from the browser tests' latest run (JupyterLab's
 # notebooks and the site's notebook 07 with its static widget's controls moved).
 screenshots: venv
-	CI=true $(BIN)/python -m pytest -n 2 -p no:cacheprovider -m browser tests/test_browser.py tests/test_site.py
+	CI=true $(BIN)/python -m pytest -n 2 -p no:cacheprovider -m browser tests/test_browser.py tests/test_site.py tests/test_site_live.py
 	cp build/screenshots/*.png docs/screenshots/
 
 execute: venv
@@ -143,3 +143,9 @@ site: install
 # (README, "Fork it").
 links: venv
 	$(BIN)/python -m scripts.write_links
+
+# The site with live code: builds it, then serves it on http://127.0.0.1:$(SITE_PORT) beside a local
+# Jupyter server for its "Run this page" buttons (scripts/site_live.py); Ctrl-C stops both.
+SITE_PORT ?= 8800
+site-live: install
+	$(BIN)/python -m scripts.site_live --port $(SITE_PORT)

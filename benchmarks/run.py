@@ -139,6 +139,10 @@ def main(argv=None) -> int:
         print("\nall targets met")
     if not args.no_classroom:
         markdown = _classroom_part(args)
+    if not args.no_browser:  # "Run this page" on the site just built (benchmarks/site_live.py)
+        from benchmarks import site_live
+        site_live.main(["--output", str(args.output)])
+        markdown = args.output.read_text(encoding="utf-8")
     return 0 if args.no_browser else _browser_part(paths, args, markdown)
 
 

@@ -53,7 +53,7 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 MODEL_REFERENCE = re.compile(r"IPY_MODEL_([0-9a-f]{32})")
 LINK_MODELS = ("LinkModel", "DirectionalLinkModel")
 
-from scripts import build_student_edition, notebook_header, stamped  # noqa: E402
+from scripts import build_student_edition, notebook_header, site_live, stamped  # noqa: E402
 
 # (npm package folder, file or folder inside it, where it goes under _static)
 ASSET_FILES = [
@@ -254,7 +254,7 @@ def site_notebook(notebook, name: str, plots: dict | None = None):
     if not metadata["state"]:
         del notebook.metadata["widgets"]
     notebook.metadata["course_site"] = {"static_widgets": static}
-    return notebook
+    return site_live.live_notebook(notebook, name)  # "Run this page", the exercises as the student edition has them
 
 
 def write_sources(notebooks: Path, work: Path = WORK, plots: dict | None = None) -> dict:
@@ -303,6 +303,7 @@ def build(out: Path = DEFAULT_OUT, notebooks: Path = ROOT / "notebooks", work: P
     npm_ci()
     assets = work.parent / (work.name + "-assets")
     copy_assets(assets)
+    site_live.copy_live_assets(assets)  # thebe and the page's "Run this page"
     clocks.append(("assets", _clock()))
     plots = draw_live_plots([nbformat.read(path, as_version=4) for path in sorted(notebooks.glob(NOTEBOOK_GLOB))])
     clocks.append(("pictures", _clock()))

@@ -256,20 +256,28 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="module")
-def server(site):
-    handler = functools.partial(_QuietHandler, directory=str(site[0]))
-    for port in PORTS:
+@contextlib.contextmanager
+def serving(handler, ports: range = PORTS):
+    """``handler`` served on the first free port of ``ports`` at 127.0.0.1, in a thread; yields its URL."""
+    for port in ports:
         with contextlib.suppress(OSError):
             httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
             break
     else:
-        pytest.fail(f"no free port in {PORTS}")
+        pytest.fail(f"no free port in {ports}")
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown()
-    httpd.server_close()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    with serving(functools.partial(_QuietHandler, directory=str(site[0]))) as url:
+        yield url + "/"
 
 
 @pytest.fixture(scope="module")

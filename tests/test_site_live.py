@@ -1,0 +1,492 @@
+"""Live code on the course site (scripts/site_live.py, site/course-live.js; README, "The
+course as a website").
+
+The fast tests check the build: thebe is the pinned one and its patch applies, and a page's
+working copy shows the student edition's exercises with the solutions folded. The browser
+tests build the site, serve it on 127.0.0.1 beside a JupyterLab server of their own
+(benchmarks/lab_session.py: a private copy of notebooks/, stopped by its PID) and open the
+pages in headless Chromium with every request that does not go to 127.0.0.1 blocked:
+
+- every notebook page starts its kernel and runs every cell: no error, every stored text
+  output again (tests/output_tolerance.py); each exercise's stub is "not done yet", its
+  first recorded wrong answer (tests/test_exercises_*.py) gets its own message, and the
+  reference typed into the stub passes; each live plot's first control redraws the picture;
+- two pages open at once have two kernels that share nothing;
+- a kernel from a fake BinderHub (its event stream served here), and one that fails;
+- no kernel at all: the page says so with the Colab and download links; static widgets stay;
+- edits survive a restart and a reload, and leaving with edits that could not be stored asks.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import importlib
+import json
+import re
+import socket
+import urllib.parse
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from benchmarks import lab_session as lab_tools
+from scripts import build_site, build_student_edition, course_repository, site_live
+from tests import output_tolerance
+from tests.test_browser import SCREENSHOTS
+from tests.test_site import _QuietHandler, serving
+from tests.test_browser import _require_chromium as require_chromium
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob(build_site.NOTEBOOK_GLOB))
+PORTS = range(9100, 9200)
+WIDGET_VIEW = build_site.WIDGET_VIEW
+READY_MS, RUN_MS = 180_000, 600_000
+NOT_DONE = "not done yet"
+
+site_stack = pytest.mark.browser  # the site's build needs npm and the widget stack, as tests/test_site.py's
+
+
+def exercise_cases() -> dict[tuple[str, str], object]:
+    """Every exercise's recorded cases (tests/test_exercises_*.py), by (notebook, name)."""
+    cases = {}
+    for path in sorted((ROOT / "tests").glob("test_exercises_*.py")):
+        module = importlib.import_module(f"tests.{path.stem}")
+        for case in getattr(module, "CASES", []):
+            cases[case.notebook, case.name] = case
+    return cases
+
+
+def _defines(source: str) -> str:
+    """The name a solution cell defines (its first ``def`` or ``class`` at the left margin)."""
+    return re.search(r"^(?:def|class)\s+(\w+)", source, re.MULTILINE).group(1)
+
+
+# ---- the build ---------------------------------------------------------------------------------
+
+@site_stack
+def test_the_site_serves_the_pinned_thebe_with_its_requirejs_patch(tmp_path):
+    version, integrity = site_live.thebe_pin()
+    lib = site_live.install_thebe() / "lib"
+    assert json.loads((lib.parent / "package.json").read_text())["version"] == version
+    assert integrity.startswith("sha512-")
+    # Fails when a new thebe no longer holds the CDN string the patch replaces.
+    original = (lib / "index.js").read_text(encoding="utf-8")
+    patched = site_live.patch_thebe(original)
+    assert site_live.REQUIREJS_CDN not in patched and site_live.REQUIREJS_LOCAL in patched
+    site_live.copy_live_assets(tmp_path)
+    served = (tmp_path / "thebe" / "index.js").read_text(encoding="utf-8")
+    # (thebe's default MathJax 2 URL stays in the file: course-live.js passes mathjaxUrl "", so it is never used.)
+    assert served == patched and "ajax/libs/require.js" not in served
+    assert not list((tmp_path / "thebe").glob("*.map"))
+    assert {p.name for p in tmp_path.iterdir()} >= {"thebe", *site_live.LIVE_FILES}
+
+
+def test_a_patch_that_no_longer_applies_stops_the_build():
+    with pytest.raises(ValueError, match="no longer applies"):
+        site_live.patch_thebe("fetch('https://example.org/require.js')")
+    with pytest.raises(ValueError, match="2 copies"):
+        site_live.patch_thebe(site_live.REQUIREJS_CDN * 2)
+
+
+def test_a_page_shows_each_exercise_as_the_student_edition_with_the_solution_folded_under_its_check():
+    path = ROOT / "notebooks" / "05_flexible_block.ipynb"
+    teacher = nbformat.read(path, as_version=4)
+    page = site_live.live_notebook(teacher, path.name)
+    student = build_student_edition.student_notebook(teacher, "05")
+    solutions = [c for c in teacher.cells if "solution" in c.metadata.get("tags", [])]
+    stubs = [c.source for c in student.cells if "solution" in c.metadata.get("tags", [])]
+    shown = [c for c in page.cells if "solution" in c.metadata.get("tags", [])]
+    assert [c.source for c in shown] == stubs and all("raise NotImplementedError" in s for s in stubs)
+    for cell in page.cells:
+        if cell.cell_type == "code" and {"solution", "check"} & set(cell.metadata.get("tags", [])):
+            assert cell.outputs == [], "a check's stored ✓ would contradict the stub above it"
+    for solution in solutions:
+        index = next(i for i, c in enumerate(page.cells) if c.get("id") == solution.get("id"))
+        check = next(i for i in range(index + 1, len(page.cells)) if "check" in page.cells[i].metadata.get("tags", []))
+        folded = page.cells[check + 1]
+        assert folded.cell_type == "markdown" and folded.source.startswith('<details class="course-solution">')
+        assert "<summary>Show a solution</summary>" in folded.source and " open" not in folded.source.split(">")[0]
+        assert solution.source.rstrip() in folded.source
+    answers = [c for c in page.cells if "answer" in c.metadata.get("tags", [])]
+    assert answers and all(c.source.startswith("<details>") for c in answers), "homework answers stay folded"
+
+
+def test_a_page_carries_every_code_cell_with_its_hidden_setup_cells_marked():
+    path = ROOT / "notebooks" / "07_a_thousand_layers.ipynb"
+    teacher = nbformat.read(path, as_version=4)
+    page = site_live.live_notebook(teacher, path.name)
+    [control] = [c for c in page.cells if "course-live" in c.metadata.get("tags", [])]
+    payload = re.search(r'<script type="application/json" id="course-live-config">(.*?)</script>',
+                        control.source, re.DOTALL).group(1)
+    config = json.loads(payload)
+    code = [c for c in page.cells if c.cell_type == "code"]
+    assert [cell["source"] for cell in config["cells"]] == [c.source for c in code]
+    hidden = [i for i, cell in enumerate(config["cells"]) if not cell["input"]]
+    assert hidden and hidden == list(range(len(hidden))), "the setup and import cells come first, hidden"
+    assert [cell["page"] for cell in config["cells"][:2]] == [False, True]  # remove-cell, then remove-input
+    assert sum(cell["live"] for cell in config["cells"]) == 1
+    assert config["binder"] == {"repo": course_repository.REPOSITORY, "ref": course_repository.BRANCH}
+    assert config["colab"].endswith(f"/blob/{course_repository.BRANCH}/notebooks/{path.name}")
+
+
+# ---- the site in a browser ---------------------------------------------------------------------
+
+class FakeBinder(http.server.BaseHTTPRequestHandler):
+    """A BinderHub's build endpoint: an event stream that ends "ready" with the test's
+    JupyterLab (``reply``: "ready") or "failed"; it records the paths asked for."""
+    reply, lab, asked = "ready", None, []
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        type(self).asked.append(self.path)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Access-Control-Allow-Origin", "*")
+        self.end_headers()
+        events = [{"phase": "waiting", "message": "Waiting for a build slot"},
+                  {"phase": "building", "message": "Step 1/9"}]
+        if self.reply == "ready":
+            events.append({"phase": "ready", "message": "server running", "url": self.lab.url + "/",
+                           "token": self.lab.token})
+        else:
+            events.append({"phase": "failed", "message": "the image did not build"})
+        for event in events:
+            self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+            self.wfile.flush()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    require_chromium()
+    base = tmp_path_factory.mktemp("site-live")
+    build_site.build(base / "out", ROOT / "notebooks", base / "source")
+    return base / "out"
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    with serving(functools.partial(_QuietHandler, directory=str(site)), PORTS) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def lab(server, tmp_path_factory):
+    with lab_tools.running_lab(tmp_path_factory.mktemp("kernels"), (f"--ServerApp.allow_origin={server}",)) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser(site):
+    with lab_tools.chromium() as chromium:
+        yield chromium
+
+
+@contextlib.contextmanager
+def kernel_source(site, settings: dict | None):
+    """Where the pages find their kernels while the block runs: ``settings`` written to
+    _static/course-live-server.json, or (None) no file, so the pages ask Binder."""
+    path = site / "_static" / site_live.SERVER_FILE
+    if settings is None:
+        path.unlink(missing_ok=True)
+    else:
+        site_live.write_server_file(site / "_static", settings)
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def local(lab) -> dict:
+    return {"baseUrl": lab.url + "/", "token": lab.token}
+
+
+@contextlib.contextmanager
+def opened(browser, url: str, init_script: str | None = None):
+    """A page in a context of its own, every request that does not go to 127.0.0.1 blocked;
+    yields the page and the lists of blocked URLs and page errors."""
+    context = browser.new_context(viewport={"width": 1300, "height": 900})
+    if init_script:
+        context.add_init_script(init_script)
+    page, outside, errors = context.new_page(), [], []
+
+    def route(route):
+        request = route.request.url
+        if request.startswith(("data:", "blob:")) or urllib.parse.urlsplit(request).hostname == "127.0.0.1":
+            route.continue_()
+        else:
+            outside.append(request)
+            route.abort()
+
+    page.route("**/*", route)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(url, wait_until="load")
+        yield page, outside, errors
+    finally:
+        context.close()
+
+
+def start_kernel(page, expect: str = "ready") -> None:
+    page.locator(".course-live-start").click()
+    page.wait_for_function("s => document.documentElement.dataset.courseLive === s", arg=expect, timeout=READY_MS)
+
+
+RUN_JS = """async ([index, source]) => {
+  const cell = courseLive.state.cells[index];
+  if (source !== null) cell.editor.setValue(source);
+  await courseLive.run(cell);
+  return JSON.parse(JSON.stringify(cell.thebe.outputs));
+}"""
+
+
+def run_cell(page, index: int, source: str | None = None) -> list[dict]:
+    """Run the page's code cell ``index`` (``source`` typed into its editor first); its outputs."""
+    return page.evaluate(RUN_JS, [index, source])
+
+
+def first_visible(page) -> int:
+    """The first code cell whose code the page shows (the setup and import cells are hidden)."""
+    return page.evaluate("courseLive.state.cells.findIndex(c => c.config.input)")
+
+
+def text_of(outputs: list[dict]) -> str:
+    return "".join(output_tolerance._text(o.get("text", "")) if o["output_type"] == "stream"
+                   else output_tolerance._text(o.get("data", {}).get("text/plain", "")) for o in outputs)
+
+
+def _texts(outputs) -> tuple[str, list[str], list[str]]:
+    """A cell's stdout (streams merge on a page), its rich outputs' text/plain, and stderr."""
+    stdout = "".join(output_tolerance._text(o["text"]) for o in outputs if o["output_type"] == "stream" and o["name"] == "stdout")
+    stderr = [output_tolerance._text(o["text"]) for o in outputs if o["output_type"] == "stream" and o["name"] == "stderr"]
+    rich = [output_tolerance._text(o["data"].get("text/plain", "")) for o in outputs
+            if "data" in o and WIDGET_VIEW not in o["data"]]
+    return stdout, rich, stderr
+
+
+def _differences(cell, fresh: list[dict]) -> list[str]:
+    """How the page's outputs of ``cell`` differ from its stored ones (the course's tolerance)."""
+    rule = output_tolerance.rule_from_metadata(cell.metadata)
+    (stored_out, stored_rich, _), (out, rich, err) = _texts(cell.outputs), _texts(fresh)
+    problems = [f"stderr: {text[:300]!r}" for text in err]
+    if not output_tolerance.texts_agree(stored_out, out, rule):
+        problems.append(f"stdout {out[:500]!r}, stored {stored_out[:500]!r}")
+    if len(rich) != len(stored_rich) or not all(output_tolerance.texts_agree(s, f, rule) for s, f in zip(stored_rich, rich)):
+        problems.append(f"results {rich!r}, stored {stored_rich!r}")
+    return problems
+
+
+PICTURE_JS = """async plot => {
+  const image = plot.querySelector(':scope > img.widget-image');
+  const bytes = await (await fetch(image.src)).arrayBuffer();
+  return Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))).map(b => b.toString(16).padStart(2, '0')).join('');
+}"""
+
+
+def _move_first_control(page, index: int, name: str) -> None:
+    """Move the first control of the live plot in cell ``index``: the picture must change."""
+    div = cell_div(page, index)
+    plot = div.locator(f".course-live-output {lab_tools.LIVEPLOT}")
+    plot.wait_for(timeout=RUN_MS)
+    assert div.locator(".cell_output").is_hidden(), f"{name}: the static widget still shows beside the live one"
+    before = page.evaluate(PICTURE_JS, plot.element_handle())
+    kind, control = lab_tools.liveplot_controls(plot)[0]
+    lab_tools.timed_move(page, plot, (lambda: lab_tools.slider_step(control)) if kind == "slider"
+                         else (lambda: lab_tools.dropdown_choice(control)))
+    assert page.evaluate(PICTURE_JS, plot.element_handle()) != before, f"{name}: moving its {kind} left the picture as it was"
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem[:2] for p in NOTEBOOKS])
+def test_every_cell_and_exercise_runs_on_the_page(site, server, lab, browser, path):
+    teacher = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    cases = exercise_cases()
+    with kernel_source(site, local(lab)), opened(browser, f"{server}/notebooks/{path.stem}.html") as (page, outside, errors):
+        start_kernel(page)
+        configs = page.evaluate("courseLive.state.cells.map(c => c.config)")
+        assert len(configs) == len(teacher)
+        problems, checked = [], 0
+        for index, cell in enumerate(teacher):
+            tags = cell.metadata.get("tags", [])
+            if "solution" in tags:
+                case = cases[path.name, _defines(cell.source)]
+                check = next(i for i in range(index + 1, len(teacher)) if "check" in teacher[i].metadata.get("tags", []))
+                run_cell(page, index)
+                assert NOT_DONE in text_of(run_cell(page, check)), f"{path.name} {case.name}: the stub is not 'not done yet'"
+                label, wrong, fragment = case.wrong[0]
+                run_cell(page, index, wrong)
+                told = text_of(run_cell(page, check))
+                assert fragment in told, f"{path.name} {case.name}, recorded wrong answer {label!r}: the page said {told!r}"
+                fresh = run_cell(page, index, cell.source)  # the reference typed into the stub
+                checked += 1
+            else:
+                fresh = run_cell(page, index)
+            errors_out = [o for o in fresh if o["output_type"] == "error"]
+            assert not errors_out, f"{path.name} cell {index}: {errors_out[0].get('ename')}: {errors_out[0].get('evalue')}"
+            if "check" in tags:
+                assert text_of(fresh).startswith("✓"), f"{path.name} cell {index}: the reference did not pass: {text_of(fresh)}"
+            # Compared as nbval compares them (conftest.py): not a widget's cell, nor one tagged nbval-ignore-output.
+            if not any(WIDGET_VIEW in o.get("data", {}) for o in cell.outputs) and "nbval-ignore-output" not in tags:
+                problems += [f"cell {index}: {p}" for p in _differences(cell, fresh)]
+        assert checked == sum("solution" in c.metadata.get("tags", []) for c in teacher)
+        assert not problems, f"{path.name}: outputs differ from the stored ones:\n" + "\n".join(problems)
+        for index, config in enumerate(configs):
+            if config["live"]:
+                _move_first_control(page, index, path.name)
+        assert not outside, f"{path.name} asked for something outside 127.0.0.1: {outside}"
+        assert not errors, f"{path.name}: errors in the page: {errors}"
+
+
+PROBE = "print('live_probe' in globals(), __import__('os').getcwd().endswith('notebooks'))"
+
+
+@pytest.mark.browser
+def test_two_pages_open_at_once_have_two_kernels_that_share_nothing(site, server, lab, browser):
+    with kernel_source(site, local(lab)), \
+            opened(browser, f"{server}/notebooks/{NOTEBOOKS[1].stem}.html") as (first, _, _), \
+            opened(browser, f"{server}/notebooks/{NOTEBOOKS[2].stem}.html") as (second, _, _):
+        start_kernel(first)
+        start_kernel(second)
+        kernels = [page.evaluate("courseLive.state.session.kernel.id") for page in (first, second)]
+        assert kernels[0] != kernels[1]
+        paths = {session["path"] for session in lab.api("/api/sessions") if session["kernel"]["id"] in kernels}
+        assert len(paths) == 2 and all(p.startswith("notebooks/") for p in paths)
+        run_cell(first, first_visible(first), "live_probe = 1\n" + PROBE)
+        assert text_of(run_cell(first, first_visible(first), PROBE)).split() == ["True", "True"]
+        assert text_of(run_cell(second, first_visible(second), PROBE)).split() == ["False", "True"], (
+            "the second page sees the first's variable")
+
+
+FAILURE = re.compile(r"No kernel could be started for this page .* open it in Colab or download the notebook\.")
+
+
+def _says_no_kernel(page, name: str) -> None:
+    status = page.locator(".course-live-status")
+    assert FAILURE.fullmatch(status.inner_text().strip()), status.inner_text()
+    links = {a.inner_text(): a.get_attribute("href") for a in status.locator("a").all()}
+    assert links["open it in Colab"].startswith("https://colab.research.google.com/github/")
+    assert links["download the notebook"] == f"../downloads/notebooks/{name}"
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("where", ["local server not running", "Binder blocked"])
+def test_without_a_kernel_the_page_says_so_and_stays_as_it_was(site, server, browser, where):
+    name = "07_a_thousand_layers.ipynb"
+    with contextlib.closing(socket.socket()) as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]  # nothing listens there once the probe is closed
+    settings = {"baseUrl": f"http://127.0.0.1:{closed}/", "token": "x"} if where.startswith("local") else None
+    with kernel_source(site, settings), opened(browser, f"{server}/notebooks/07_a_thousand_layers.html") as (page, outside, _):
+        page.wait_for_function("document.querySelectorAll('.cell_output .widget-subarea img.widget-image').length > 0")
+        start_kernel(page, "failed")
+        _says_no_kernel(page, name)
+        if where == "Binder blocked":
+            assert any(url.startswith("https://mybinder.org/build/gh/") for url in outside)
+        # The static widget still answers its controls, and no solution is unfolded.
+        area = page.locator(".cell_output .widget-subarea").last
+        title = area.locator("img.widget-image:visible").get_attribute("title")
+        area.locator(".widget-toggle-buttons button").nth(1).click()
+        page.wait_for_function("([t]) => Array.from(document.querySelectorAll('.cell_output .widget-subarea img.widget-image'))"
+                               ".some(i => i.checkVisibility() && i.title !== t)", arg=[title])
+        assert page.locator("details.course-solution").count() == 2
+        assert page.locator("details[open]").count() == 0
+
+
+@pytest.mark.browser
+def test_a_kernel_from_binder_and_binder_failing(site, server, lab, browser):
+    FakeBinder.lab, FakeBinder.asked = lab, []
+    with serving(FakeBinder, PORTS) as binder:
+        for reply in ("ready", "failed"):
+            FakeBinder.reply = reply
+            with kernel_source(site, {"binderUrl": binder}), \
+                    opened(browser, f"{server}/notebooks/{NOTEBOOKS[1].stem}.html") as (page, outside, _):
+                page.evaluate("localStorage.clear()")  # no saved Binder server from the last round
+                start_kernel(page, "ready" if reply == "ready" else "failed")
+                if reply == "ready":
+                    assert text_of(run_cell(page, first_visible(page), "print(6 * 7)")).strip() == "42"
+                else:
+                    _says_no_kernel(page, NOTEBOOKS[1].name)
+                assert not outside
+    assert FakeBinder.asked[0] == f"/build/gh/{course_repository.REPOSITORY}/{course_repository.BRANCH}"
+
+
+CHECK_05_2 = "ex.rezero_block.check(ReZeroBlock)"
+
+
+def cell_div(page, index: int):
+    """The page's div.cell of code cell ``index`` (cells removed from the page have none)."""
+    return page.locator("div.cell").nth(page.evaluate(
+        "i => courseLive.state.cells.slice(0, i).filter(c => c.config.page).length", index))
+
+
+def _run_by_hand(page, index: int, text: str) -> None:
+    """Press cell ``index``'s run button and wait until its output shows ``text``."""
+    div = cell_div(page, index)
+    div.locator(".thebe-run-button").click()
+    div.locator(".course-live-output").get_by_text(text, exact=False).wait_for(timeout=RUN_MS)
+
+
+def _screenshot(page, index: int, name: str) -> None:
+    """The exercise above code cell ``index`` and its check, for the README (make screenshots)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.wait_for_function("Array.from(document.querySelectorAll('.thebe-busy')).every(b => b.style.display === 'none')")
+    cell_div(page, index).evaluate("e => e.previousElementSibling.scrollIntoView({block: 'start'})")
+    page.screenshot(path=str(SCREENSHOTS / name))
+
+
+@pytest.mark.browser
+def test_05_2_checked_in_place_and_edits_survive_a_restart_and_a_reload(site, server, lab, browser):
+    path = ROOT / "notebooks" / "05_flexible_block.ipynb"
+    teacher = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    check = next(i for i, c in enumerate(teacher) if c.source.strip() == CHECK_05_2)
+    solution = max(i for i in range(check) if "solution" in teacher[i].metadata.get("tags", []))
+    case = exercise_cases()[path.name, "ReZeroBlock"]
+    _, wrong, fragment = next(w for w in case.wrong if w[0] == "alpha starts at 1")
+    with kernel_source(site, local(lab)), opened(browser, f"{server}/notebooks/{path.stem}.html") as (page, _, _):
+        start_kernel(page)
+        # A learner types a wrong answer into 05.2's stub, runs it and its check: the named message.
+        cell_div(page, solution).locator(".CodeMirror").click()
+        page.keyboard.press("Control+A")
+        page.keyboard.insert_text(wrong)
+        run_cell(page, solution)  # what the learner typed
+        _run_by_hand(page, check, fragment)
+        _screenshot(page, solution, "site_05_live_check_wrong.png")
+        # The edit stays through a kernel restart (which runs the setup again)...
+        page.locator(".course-live-restart").click()
+        page.wait_for_function("document.querySelector('.course-live-status').innerText.startsWith('The kernel restarted')",
+                               timeout=READY_MS)
+        assert page.evaluate(f"courseLive.state.cells[{solution}].editor.getValue()") == wrong
+        run_cell(page, solution)
+        assert fragment in text_of(run_cell(page, check))
+        # ...and through a reload: shown before the kernel starts, and in the editor after.
+        page.wait_for_function(f"localStorage.getItem('course-live:{path.name}') !== null")
+        page.reload(wait_until="load")
+        assert "nn.Parameter(torch.ones(()))" in cell_div(page, solution).locator(".cell_input").inner_text()
+        assert "back in 1 cell" in page.locator(".course-live-status").inner_text()
+        start_kernel(page)
+        assert page.evaluate(f"courseLive.state.cells[{solution}].editor.getValue()") == wrong
+        # hint() answers on the page; then the learner fixes the answer and sees ✓.
+        assert text_of(run_cell(page, check, "ex.rezero_block.hint()")).startswith("Hint 1 of")
+        run_cell(page, check, CHECK_05_2)
+        run_cell(page, solution, wrong.replace("torch.ones", "torch.zeros"))  # the fix: alpha starts at 0
+        _run_by_hand(page, check, "✓ Exercise 05.2")
+        _screenshot(page, solution, "site_05_live_check_fixed.png")
+
+
+@pytest.mark.browser
+def test_leaving_with_edits_that_could_not_be_stored_asks_first(site, server, lab, browser):
+    no_storage = "Storage.prototype.setItem = function () { throw new DOMException('full', 'QuotaExceededError'); };"
+    with kernel_source(site, local(lab)), opened(browser, f"{server}/notebooks/{NOTEBOOKS[1].stem}.html",
+                                                 init_script=no_storage) as (page, _, _):
+        start_kernel(page)
+        page.locator(".cell_input .CodeMirror").first.click()
+        page.keyboard.type("# my note")
+        page.wait_for_timeout(1000)  # past the save's 400 ms pause, which fails here
+        with page.expect_event("dialog", timeout=10_000) as asked:
+            page.close(run_before_unload=True)
+        assert asked.value.type == "beforeunload"
+        asked.value.accept()
