@@ -13,7 +13,7 @@ CLASSROOM_PORT ?= 8000
 PIP_EXTRA ?=
 NPM_STAMP := site/node_modules/.package-lock.json
 
-.PHONY: lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site
+.PHONY: lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site pdf
 
 # pip byte-compiles one file at a time; compileall -j 0 does it on every core (77 -> 56 s
 # here). Byte-compiling matters: with PYTHONDONTWRITEBYTECODE set (as on this machine and in
@@ -99,3 +99,9 @@ $(NPM_STAMP): site/package-lock.json
 # open build/site/index.html. See README, "The course as a website".
 site: $(STAMP) $(NPM_STAMP)
 	$(BIN)/python -m scripts.build_site
+
+# The printable edition in build/pdf/: each notebook's page printed by Chromium, the teacher
+# edition (answers open) and the student edition (without them), and both whole courses.
+# See README, "The course as a website".
+pdf: site
+	$(BIN)/python -m scripts.build_pdf

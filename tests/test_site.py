@@ -27,6 +27,7 @@ import pytest
 from scripts import build_site
 from tests.test_browser import _require_chromium as require_chromium  # skip without Chromium; fail with CI=true
 from tests.test_browser import SCREENSHOTS, lab_tools  # the Chromium set-up the browser tests share
+from tests.test_widget_renderer import FAKE as FAKE_RENDERER
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -177,7 +178,8 @@ def test_unused_widget_state_is_dropped_and_badges_become_links():
     assert "0" * 32 not in _state(copy)
     header = copy.cells[0].source
     assert "badge" not in header and "colab-badge" not in header
-    assert f'href="../downloads/notebooks/{TINY}"' in header and f'href="../downloads/student/{TINY}"' in header
+    assert f'href="../downloads/notebooks/{TINY}"' in header
+    assert f'href="../downloads/student/{Path(TINY).stem}-student.ipynb"' in header  # the two editions' names differ
     assert "[Launch on Binder](https://mybinder.org/v2/gh/" in header and "[Open in Colab](https://colab" in header
 
 
@@ -217,8 +219,9 @@ def test_the_widget_renderers_fonts_are_where_either_of_its_font_paths_points(tm
     modules = tmp_path / "node_modules"
     package = modules / "@jupyter-widgets/html-manager/dist"
     package.mkdir(parents=True)
-    for name in ("a1.woff2", "a1.woff", "a1.ttf", "embed-amd.js"):
+    for name in ("a1.woff2", "a1.woff", "a1.ttf"):
         (package / name).write_bytes(name.encode())
+    (package / "embed-amd.js").write_text(FAKE_RENDERER)
     monkeypatch.setattr(build_site, "NODE_MODULES", modules)
     monkeypatch.setattr(build_site, "ASSET_FILES", [("@jupyter-widgets/html-manager", "dist/embed-amd.js", "embed-amd.js")])
     build_site.copy_assets(tmp_path / "static")
@@ -281,7 +284,7 @@ def test_the_site_is_small_and_has_every_page(site):
     assert report["static_widgets"][TINY] == 1
     for path in NOTEBOOKS:
         assert (out / "downloads" / "notebooks" / path.name).read_bytes() == path.read_bytes()
-        student = nbformat.read(out / "downloads" / "student" / path.name, as_version=4)
+        student = nbformat.read(out / "downloads" / "student" / build_site.student_file_name(path.name), as_version=4)
         assert not any("answer" in cell.metadata.get("tags", []) for cell in student.cells)
 
 
