@@ -56,7 +56,7 @@ TEACHER_JS = "() => { document.querySelectorAll('details').forEach(d => { d.open
 # The student edition, as scripts/build_student_edition.py makes it: homework answers and every
 # folded part gone, each solution cell showing its stub, exercises' outputs cleared.
 STUDENT_JS = """(stubs) => {
-  document.querySelectorAll('details, .tag_answer').forEach(e => e.remove());
+  document.querySelectorAll('details, .no-search, .tag_answer').forEach(e => e.remove());  // .no-search: scripts.site_reading's folded parts
   const solutions = Array.from(document.querySelectorAll('.cell.tag_solution'));
   if (solutions.length !== stubs.length) return `${solutions.length} solution cells on the page, ${stubs.length} stubs`;
   solutions.forEach((cell, i) => {
@@ -135,7 +135,6 @@ def print_page(browser, base_url: str, site: Path, stem: str, edition: str, path
             problem = page.evaluate(STUDENT_JS, student_stubs(site, stem))
             if problem:
                 raise RuntimeError(f"{stem}: the student edition cannot be printed from this page: {problem}")
-        page.evaluate("MathJax.typesetPromise ? MathJax.typesetPromise() : null")  # formulas in what was folded
         path.parent.mkdir(parents=True, exist_ok=True)
         page.pdf(path=str(path), format="A4", print_background=True, outline=True, display_header_footer=True,
                  header_template="<span></span>", footer_template=FOOTER,

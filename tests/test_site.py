@@ -41,10 +41,9 @@ AXE = ROOT / "site" / "node_modules" / "axe-core" / "axe.min.js"
 CONTROLS = {"SelectionSliderModel": "slider", "DropdownModel": "dropdown", "ToggleButtonsModel": "buttons"}
 MAX_PAGE_BYTES, MAX_SITE_BYTES = 10_000_000, 100_000_000
 # Violations only an upstream fix can remove: (axe rule, a CSS selector its nodes match, the issue).
-UPSTREAM = [
-    ("aria-input-field-name", ".noUi-handle",  # ipywidgets gives its noUiSlider handles no aria-label
-     "https://github.com/jupyter-widgets/ipywidgets/issues/2650"),
-]
+# None left: ipywidgets gives its noUiSlider handles no aria-label (jupyter-widgets/ipywidgets#2650),
+# and site/reading/course-reading.js names each one by its control's label.
+UPSTREAM: list[tuple[str, str, str]] = []
 
 
 def tiny_notebook():
@@ -432,9 +431,39 @@ def _check_static_widget(page, name, area, widget) -> None:
                      return Array.from(a.querySelectorAll('img.widget-image')).some(i => i.checkVisibility() && i.title === title); }""",
                 arg=[area, expected[1]], timeout=10_000)
             state = shown()
+            handles = page.locator(".widget-subarea").nth(area).locator(".noUi-handle")
+            page.wait_for_function("""([area]) => Array.from(document.querySelectorAll('.widget-subarea')[area]
+                .querySelectorAll('.widget-slider')).every(s => s.querySelector('.noUi-handle').getAttribute('aria-valuetext')
+                === s.querySelector('.widget-readout').innerText.trim() && s.querySelector('.noUi-handle').getAttribute('aria-label'))""",
+                                   arg=[area], timeout=10_000)  # each handle named, and read out with the value shown
+            assert handles.count() == sum(kind == "slider" for kind in (CONTROLS[widget.state[c]["model_name"]] for c in widget.controls))
             # A control that does not matter at this setting (greyed in the live plot) keeps the picture.
             assert state["picture"] != before or expected[0] == before, (
                 f"{name}: moving {kind} {number} left the picture as it was")
             assert (state["picture"], state["title"], state["text"]) == expected, (
                 f"{name}: static widget {area}, {kind} {number} at option {indices[control]}: the page shows "
                 f"{state['title']!r} / {state['text']!r}, the stored setting is {expected[1]!r} / {expected[2]!r}")
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_the_printable_edition_prints_formulas_figures_and_each_editions_answers(site, server, browser, tmp_path):
+    # make pdf prints every page so (scripts/build_pdf.py); one notebook here keeps the test short.
+    from pypdf import PdfReader
+
+    from scripts import build_pdf
+
+    out, _, _ = site
+    stem = NOTEBOOKS[1].stem  # 01: two exercises, folded answers and a folded output
+    texts = {}
+    for edition in build_pdf.EDITIONS:
+        path = tmp_path / build_pdf.pdf_name(stem, edition)
+        build_pdf.print_page(browser, server, out, stem, edition, path)
+        reader = PdfReader(str(path))
+        assert len(reader.pages) >= 3
+        assert sum(len(page.images) for page in reader.pages) >= 2  # the diagram and the arrows figure
+        texts[edition] = "".join(page.extract_text() for page in reader.pages)
+    assert "ReLU" in texts["teacher"] and "ReLU" in texts["student"]  # formulas set by MathJax
+    assert "[1.2, 0.9]" in texts["teacher"] and "[1.2, 0.9]" not in texts["student"]  # an answer, opened or gone
+    assert "np.maximum(W1 @ x, 0.0)" in texts["teacher"]  # the solution, and in its place the stub
+    assert "np.maximum(W1 @ x, 0.0)" not in texts["student"] and "Exercise 01.1: write your code here" in texts["student"]
