@@ -45,7 +45,7 @@ def notebook_minutes(header: str) -> dict:
 
 def course_length(headers: list[str]) -> str:
     """One sentence for the landing page: the summed core time of ``headers``, and the rest."""
-    times = [notebook_minutes(header) for header in headers]
+    times = [notebook_minutes(header) for header in headers if "**Time:**" in header]  # a page without one is no lesson
     low, high = (sum(t["core"][i] for t in times) for i in (0, 1))
     more = sum(t["going_further"] + t["homework"] for t in times)
     hours = f"{low / 60:.1f}" if low == high else f"{low / 60:.1f} to {high / 60:.1f}"
