@@ -17,7 +17,7 @@ NPM_CI := npm ci --ignore-scripts --no-audit --no-fund
 STAMPED := $(PYTHON) -m scripts.stamped
 
 .PHONY: install venv npm-site lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site links \
-	publish collect autograde feedback class-report update-report site-live
+	publish collect autograde feedback class-report update-report site-live pdf
 
 # Everything `make test` needs: the course's venv and the site's npm packages.
 install: venv npm-site
@@ -149,3 +149,9 @@ links: venv
 SITE_PORT ?= 8800
 site-live: install
 	$(BIN)/python -m scripts.site_live --port $(SITE_PORT)
+
+# The printable edition in build/pdf/: each notebook's page printed by Chromium, the teacher
+# edition (answers open) and the student edition (without them), and both whole courses.
+# See README, "The course as a website".
+pdf: site
+	$(BIN)/python -m scripts.build_pdf

@@ -421,6 +421,19 @@ def site_report(site: dict) -> tuple[str, list[str]]:
                   f"least {cpu.median / site['cores']:.0f} s of wall time on this machine's {site['cores']} cores "
                   f"even when quiet; load average (1 min) at the start of each: {loads}. Installing "
                   f"site/node_modules (npm ci, make's separate step, not counted) took {format_summary(npm, 0)} s.", ""]
+    if site.get("transferred"):
+        heaviest = sorted(site["transferred"].items(), key=lambda item: -item[1])[:5]
+        lines += ["What a browser fetches for a page (the page, scripts, styles, fonts and pictures, uncompressed, "
+                  "nothing cached), the heaviest five: " + ", ".join(f"{name} {size / MB:.2f} MB" for name, size in heaviest)
+                  + ".", ""]
+    if site.get("pdf"):
+        pdf = site["pdf"]
+        files = pdf["files"]
+        lines += [f"`make pdf` after it (scripts/build_pdf.py): {len(files)} PDFs, "
+                  f"{sum(f['pages'] for f in files.values())} pages, {sum(f['bytes'] for f in files.values()) / MB:.1f} MB, "
+                  f"in {pdf['wall_seconds']:.0f} s ({pdf['cpu_seconds']:.0f} CPU-s of its process tree)" + "".join(
+                      f"; {name} {files[name]['pages']} pages, {files[name]['bytes'] / MB:.1f} MB"
+                      for name in ("course.pdf", "course-student.pdf") if name in files) + ".", ""]
     if site.get("phases"):
         phases = site["phases"]
         lines += ["Its steps (the last build), wall and CPU seconds (of which the build's own process): " + "; ".join(

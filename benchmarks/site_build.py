@@ -64,7 +64,34 @@ def cold_build(root: Path = ROOT) -> dict:
         load = os.getloadavg()[0]
         seconds, cpu = _timed([sys.executable, "-m", "scripts.build_site", "--report", str(report)], clone)
         built = json.loads(report.read_text(encoding="utf-8"))
-    return {**built, "wall_seconds": seconds, "cpu_seconds": cpu, "npm_seconds": npm_seconds, "load": load}
+        weights = page_weights(clone / "build" / "site")
+        printed = Path(folder) / "pdf.json"
+        pdf_seconds, pdf_cpu = _timed([sys.executable, "-m", "scripts.build_pdf", "--report", str(printed)], clone)
+        pdf = {**json.loads(printed.read_text(encoding="utf-8")), "wall_seconds": pdf_seconds, "cpu_seconds": pdf_cpu}
+    return {**built, "wall_seconds": seconds, "cpu_seconds": cpu, "npm_seconds": npm_seconds, "load": load,
+            "transferred": weights, "pdf": pdf}
+
+
+def page_weights(site: Path) -> dict:
+    """Bytes each page of the built ``site`` makes a browser fetch (served by 127.0.0.1 without
+    compression, nothing cached): the page, its scripts, styles, fonts and pictures."""
+    from benchmarks.lab_session import chromium
+    from scripts.build_pdf import serve
+
+    pages = sorted(path.relative_to(site).as_posix() for path in site.rglob("*.html")
+                   if "_static" not in path.parts and "downloads" not in path.parts)
+    weights = {}
+    with serve(site) as base_url, chromium() as browser:
+        for name in pages:
+            context = browser.new_context()
+            page = context.new_page()
+            finished = []
+            page.on("requestfinished", finished.append)
+            page.goto(base_url + name, wait_until="load")
+            page.wait_for_load_state("networkidle")
+            weights[name] = sum(request.sizes()["responseBodySize"] for request in list(finished))
+            context.close()
+    return weights
 
 
 def measure(runs: int = 3, root: Path = ROOT) -> dict:

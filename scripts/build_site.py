@@ -53,18 +53,19 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 MODEL_REFERENCE = re.compile(r"IPY_MODEL_([0-9a-f]{32})")
 LINK_MODELS = ("LinkModel", "DirectionalLinkModel")
 
-from scripts import build_student_edition, notebook_header, site_live, stamped  # noqa: E402
+from scripts import build_student_edition, notebook_header, site_live, stamped, widget_renderer  # noqa: E402
 
 # (npm package folder, file or folder inside it, where it goes under _static)
 ASSET_FILES = [
     ("requirejs", "require.js", "require.min.js"),
     ("@jupyter-widgets/html-manager", "dist/embed-amd.js", "embed-amd.js"),
-    ("mathjax", "es5/tex-chtml.js", "mathjax/tex-chtml.js"),
+    # MathJax as components (site/conf.py's mathjax3_config loads them): TeX in, CHTML out, and
+    # the hidden MathML screen readers read; without tex-chtml.js's menu (0.4 MB), whose every
+    # formula was a tab stop.
+    *(("mathjax", f"es5/{part}.js", f"mathjax/{part}.js") for part in (
+        "startup", "core", "input/tex", "output/chtml", "output/chtml/fonts/tex", "a11y/assistive-mml")),
     ("mathjax", "es5/output/chtml/fonts/woff-v2", "mathjax/output/chtml/fonts/woff-v2"),
     ("mathjax", "es5/input/tex/extensions", "mathjax/input/tex/extensions"),
-    ("mathjax", "es5/ui", "mathjax/ui"),
-    ("mathjax", "es5/a11y", "mathjax/a11y"),
-    ("mathjax", "es5/sre", "mathjax/sre"),
     ("mathjax", "es5/adaptors", "mathjax/adaptors"),
 ]
 FONT_SUFFIXES = (".woff2", ".woff", ".ttf", ".eot", ".svg")  # the widget renderer's icon fonts, beside embed-amd.js
@@ -106,6 +107,7 @@ def copy_assets(target: Path = ASSETS) -> None:
             shutil.copy2(font, fonts.parent.parent / font.name)
     for name in ("course.css", "require-config.js", "mathjax-hub.js"):
         shutil.copy2(SITE / name, target / name)
+    widget_renderer.trim_file(target / "embed-amd.js")  # without ipywidgets 7's modules and CSS source maps
 
 
 def load_factory(spec: str):
@@ -204,12 +206,18 @@ def _still_picture(state: dict, root: str) -> bool:
     return True
 
 
+def student_file_name(name: str) -> str:
+    """The student edition's download name: ``NN_name-student.ipynb`` beside ``NN_name.ipynb``, so
+    that the two editions never land on one file name in a learner's downloads folder."""
+    return f"{Path(name).stem}-student.ipynb"
+
+
 def _link_line(name: str, student: str) -> str:
     binder, colab = (re.findall(r"\((https://[^)\s]+)\)", badge)[-1]  # a badge is [![name](image)](link)
                      for badge in (notebook_header.binder_badge(name), notebook_header.colab_badge(name)))
     return (f"[Launch on Binder]({binder}) · [Open in Colab]({colab}) · "
             f"<a href=\"../downloads/notebooks/{name}\" download>Download this notebook</a> · "
-            f"<a href=\"../downloads/{student}/{name}\" download>Download its student edition</a>")
+            f"<a href=\"../downloads/{student}/{student_file_name(name)}\" download>Download its student edition</a>")
 
 
 def site_notebook(notebook, name: str, plots: dict | None = None):
@@ -273,6 +281,8 @@ def write_sources(notebooks: Path, work: Path = WORK, plots: dict | None = None)
     shutil.copytree(notebooks, downloads / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     student = downloads / "student"
     shutil.copytree(downloads / "student-edition" / "notebooks", student)
+    for path in student.glob(NOTEBOOK_GLOB):
+        path.rename(path.with_name(student_file_name(path.name)))
     shutil.rmtree(downloads / "student-edition")
     counts = {}
     sources = {path.name: nbformat.read(path, as_version=4) for path in sorted(notebooks.glob(NOTEBOOK_GLOB))}

@@ -5,6 +5,7 @@ taken from site/node_modules into build/site-assets/; see README, "The course as
 Nothing on a page is fetched from outside the site: RequireJS, the widget renderer and
 MathJax are served from _static (the defaults load them from CDNs)."""
 import os
+import sys
 from pathlib import Path
 
 # The repository's one setting (pyproject.toml's [tool.course]); scripts/build_site.py runs Sphinx
@@ -12,11 +13,12 @@ from pathlib import Path
 from scripts.course_repository import BRANCH, GITHUB_URL
 
 ROOT = Path(__file__).resolve().parent.parent  # autodoc imports utils as installed: editable, from this checkout
+sys.path.insert(0, str(ROOT))  # and the extension scripts.site_reading from this checkout too
 
 project = "Residual connections, interactively"
 author = "the course's contributors"
 copyright = "2026, " + author
-extensions = ["myst_nb", "sphinx.ext.autodoc"]
+extensions = ["myst_nb", "sphinx.ext.autodoc", "scripts.site_reading"]  # the last: search, folded answers, reading aids
 exclude_patterns = ["README.md", "downloads/**", "_build", "**.ipynb_checkpoints"]
 suppress_warnings = ["myst.header"]  # the README's sections start at level 2 inside included pages
 
@@ -30,7 +32,10 @@ myst_heading_anchors = 3
 html_static_path = [os.environ.get("COURSE_SITE_ASSETS", str(ROOT / "build" / "site-assets"))]
 html_css_files = ["course.css"]
 nb_ipywidgets_js = {"require.min.js": {}, "require-config.js": {}, "mathjax-hub.js": {}, "embed-amd.js": {}}
-mathjax_path = "mathjax/tex-chtml.js"
+mathjax_path = "mathjax/startup.js"
+# The components build/site-assets holds (scripts/build_site.py, ASSET_FILES): no menu, so no
+# formula is a tab stop (site/reading/course-reading.js puts them there when a reader asks).
+mathjax3_config = {"loader": {"load": ["input/tex", "output/chtml", "a11y/assistive-mml"]}}
 
 templates_path = ["_templates"]  # the search button with an accessible name that matches its words
 html_theme = "sphinx_book_theme"

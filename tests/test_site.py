@@ -29,6 +29,7 @@ from scripts import build_site
 from tests import built_once
 from tests.test_browser import _require_chromium as require_chromium  # skip without Chromium; fail with CI=true
 from tests.test_browser import SCREENSHOTS, lab_tools  # the Chromium set-up the browser tests share
+from tests.test_widget_renderer import FAKE as FAKE_RENDERER
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,10 +43,9 @@ AXE = ROOT / "site" / "node_modules" / "axe-core" / "axe.min.js"
 CONTROLS = {"SelectionSliderModel": "slider", "DropdownModel": "dropdown", "ToggleButtonsModel": "buttons"}
 MAX_PAGE_BYTES, MAX_SITE_BYTES = 10_000_000, 100_000_000
 # Violations only an upstream fix can remove: (axe rule, a CSS selector its nodes match, the issue).
-UPSTREAM = [
-    ("aria-input-field-name", ".noUi-handle",  # ipywidgets gives its noUiSlider handles no aria-label
-     "https://github.com/jupyter-widgets/ipywidgets/issues/2650"),
-]
+# None left: ipywidgets gives its noUiSlider handles no aria-label (jupyter-widgets/ipywidgets#2650),
+# and site/reading/course-reading.js names each one by its control's label.
+UPSTREAM: list[tuple[str, str, str]] = []
 
 
 def tiny_notebook():
@@ -179,7 +179,8 @@ def test_unused_widget_state_is_dropped_and_badges_become_links():
     assert "0" * 32 not in _state(copy)
     header = copy.cells[0].source
     assert "badge" not in header and "colab-badge" not in header
-    assert f'href="../downloads/notebooks/{TINY}"' in header and f'href="../downloads/student/{TINY}"' in header
+    assert f'href="../downloads/notebooks/{TINY}"' in header
+    assert f'href="../downloads/student/{Path(TINY).stem}-student.ipynb"' in header  # the two editions' names differ
     assert "[Launch on Binder](https://mybinder.org/v2/gh/" in header and "[Open in Colab](https://colab" in header
 
 
@@ -219,8 +220,9 @@ def test_the_widget_renderers_fonts_are_where_either_of_its_font_paths_points(tm
     modules = tmp_path / "node_modules"
     package = modules / "@jupyter-widgets/html-manager/dist"
     package.mkdir(parents=True)
-    for name in ("a1.woff2", "a1.woff", "a1.ttf", "embed-amd.js"):
+    for name in ("a1.woff2", "a1.woff", "a1.ttf"):
         (package / name).write_bytes(name.encode())
+    (package / "embed-amd.js").write_text(FAKE_RENDERER)
     monkeypatch.setattr(build_site, "NODE_MODULES", modules)
     monkeypatch.setattr(build_site, "ASSET_FILES", [("@jupyter-widgets/html-manager", "dist/embed-amd.js", "embed-amd.js")])
     build_site.copy_assets(tmp_path / "static")
@@ -297,7 +299,7 @@ def test_the_site_is_small_and_has_every_page(site):
     assert report["static_widgets"][TINY] == 1
     for path in NOTEBOOKS:
         assert (out / "downloads" / "notebooks" / path.name).read_bytes() == path.read_bytes()
-        student = nbformat.read(out / "downloads" / "student" / path.name, as_version=4)
+        student = nbformat.read(out / "downloads" / "student" / build_site.student_file_name(path.name), as_version=4)
         assert not any("answer" in cell.metadata.get("tags", []) for cell in student.cells)
 
 
@@ -445,9 +447,39 @@ def _check_static_widget(page, name, area, widget) -> None:
                      return Array.from(a.querySelectorAll('img.widget-image')).some(i => i.checkVisibility() && i.title === title); }""",
                 arg=[area, expected[1]], timeout=10_000)
             state = shown()
+            handles = page.locator(".widget-subarea").nth(area).locator(".noUi-handle")
+            page.wait_for_function("""([area]) => Array.from(document.querySelectorAll('.widget-subarea')[area]
+                .querySelectorAll('.widget-slider')).every(s => s.querySelector('.noUi-handle').getAttribute('aria-valuetext')
+                === s.querySelector('.widget-readout').innerText.trim() && s.querySelector('.noUi-handle').getAttribute('aria-label'))""",
+                                   arg=[area], timeout=10_000)  # each handle named, and read out with the value shown
+            assert handles.count() == sum(kind == "slider" for kind in (CONTROLS[widget.state[c]["model_name"]] for c in widget.controls))
             # A control that does not matter at this setting (greyed in the live plot) keeps the picture.
             assert state["picture"] != before or expected[0] == before, (
                 f"{name}: moving {kind} {number} left the picture as it was")
             assert (state["picture"], state["title"], state["text"]) == expected, (
                 f"{name}: static widget {area}, {kind} {number} at option {indices[control]}: the page shows "
                 f"{state['title']!r} / {state['text']!r}, the stored setting is {expected[1]!r} / {expected[2]!r}")
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_the_printable_edition_prints_formulas_figures_and_each_editions_answers(site, server, browser, tmp_path):
+    # make pdf prints every page so (scripts/build_pdf.py); one notebook here keeps the test short.
+    from pypdf import PdfReader
+
+    from scripts import build_pdf
+
+    out, _, _ = site
+    stem = NOTEBOOKS[1].stem  # 01: two exercises, folded answers and a folded output
+    texts = {}
+    for edition in build_pdf.EDITIONS:
+        path = tmp_path / build_pdf.pdf_name(stem, edition)
+        build_pdf.print_page(browser, server, out, stem, edition, path)
+        reader = PdfReader(str(path))
+        assert len(reader.pages) >= 3
+        assert sum(len(page.images) for page in reader.pages) >= 2  # the diagram and the arrows figure
+        texts[edition] = "".join(page.extract_text() for page in reader.pages)
+    assert "ReLU" in texts["teacher"] and "ReLU" in texts["student"]  # formulas set by MathJax
+    assert "[1.2, 0.9]" in texts["teacher"] and "[1.2, 0.9]" not in texts["student"]  # an answer, opened or gone
+    assert "np.maximum(W1 @ x, 0.0)" in texts["teacher"]  # the solution, and in its place the stub
+    assert "np.maximum(W1 @ x, 0.0)" not in texts["student"] and "Exercise 01.1: write your code here" in texts["student"]

@@ -322,3 +322,18 @@ def test_static_setup_holds_while_the_static_pictures_are_drawn_and_only_then():
     assert held == ["in", 1, 2, 3, "out"]
     with pytest.raises(TypeError, match="static_setup must be a context manager function"):
         LivePlot(draw, {"depth": ipywidgets.IntSlider(value=2, min=1, max=3)}, static_setup="weights")
+
+
+@pytest.mark.skipif(not hasattr(ipywidgets, "Stack"), reason="static widgets need ipywidgets 8")
+def test_a_static_widget_names_its_controls_and_which_ones_each_picture_greys_out():
+    # The site's page script greys out controls from these classes (site/reading/course-reading.js).
+    plot = LivePlot(_draw, {"depth": ipywidgets.IntSlider(value=2, min=1, max=3),
+                            "norm": ipywidgets.ToggleButtons(options=["pre", "post"], value="pre")},
+                    greyed={"norm": lambda values: values["depth"] == 1})
+    static = plot.static_widget(processes=1)
+    controls = [w for w in _tree(static) if isinstance(w, (ipywidgets.SelectionSlider, ipywidgets.ToggleButtons))]
+    assert [w._dom_classes for w in controls] == [("liveplot-control-depth",), ("liveplot-control-norm",)]
+    leaves = {w.children[1].value: w._dom_classes for w in _tree(static) if "liveplot-leaf" in w._dom_classes}
+    assert leaves == {"<pre>pre depth 1</pre>": ("liveplot-leaf", "liveplot-greys-norm"),
+                      "<pre>pre depth 2</pre>": ("liveplot-leaf",), "<pre>post depth 2</pre>": ("liveplot-leaf",),
+                      "<pre>pre depth 3</pre>": ("liveplot-leaf",), "<pre>post depth 3</pre>": ("liveplot-leaf",)}

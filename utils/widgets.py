@@ -170,13 +170,16 @@ class LivePlot:
         """The same controls, offering only ``static_grid()``, over nested ``Stack``s of small PNGs
         with their text, wired by ``jslink``s alone (widgets outside the tree: a page embeds them
         too), so it works with no kernel. Settings that differ only in a greyed control share a
-        picture. Needs ipywidgets 8 (``Stack``)."""
+        picture. Needs ipywidgets 8 (``Stack``). For a page script to grey out controls as the live
+        plot does, each control carries the DOM class ``liveplot-control-<name>`` and each picture
+        with its text (``liveplot-leaf``) ``liveplot-greys-<name>`` for each control greyed there."""
         if not hasattr(widgets, "Stack"):
             raise RuntimeError(f"static_widget needs ipywidgets 8 or newer (its Stack widget); this kernel has "
                                f"ipywidgets {widgets.__version__}. Build the course's site with requirements.txt.")
         names = list(self.controls)
         grids = {name: self._grid_values(name) for name in names}
-        static = {name: _static_control(self.controls[name], grids[name]) for name in names}
+        static = {name: _static_control(self.controls[name], grids[name]).add_class(f"liveplot-control-{name}")
+                  for name in names}
         draw_static_pictures([self], processes)
         leaves, stacks = {}, {}
         # One layout for every picture, shown at its own size (_STILL_DPI): a page holds hundreds.
@@ -184,11 +187,15 @@ class LivePlot:
 
         def tree(level: int, setting: dict):
             if level == len(names):
-                key = _setting_key(self._stand_in(setting))
+                stand_in = self._stand_in(setting)
+                key = _setting_key(stand_in)
                 if key not in leaves:
                     png, text, alt = self._stills[key]
                     leaves[key] = widgets.VBox([widgets.Image(value=png, format="png", tooltip=alt, layout=layout),
-                                                widgets.HTML(value=_caption(text))])
+                                                widgets.HTML(value=_caption(text))]).add_class("liveplot-leaf")
+                    for name in self.greyed:
+                        if self.greyed[name](stand_in):
+                            leaves[key].add_class(f"liveplot-greys-{name}")
                 return leaves[key]
             name = names[level]
             children = tuple(tree(level + 1, {**setting, name: value}) for value in grids[name])
