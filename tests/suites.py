@@ -28,6 +28,7 @@ NUMBERS = frozenset({
     "test_hyper_connections.py", "test_jacobians.py", "test_landscape.py", "test_lesion.py", "test_looks_linear.py",
     "test_mlp.py", "test_numpy_block.py", "test_recipes.py", "test_shattered.py", "test_slopes.py",
     "test_training.py", "test_training_figures.py", "test_transformer.py",
+    "test_depth_aggregation.py", "test_depth_as_time.py", "test_logit_lens.py", "test_low_precision.py",
 })
 LIBRARIES = frozenset({
     "test_api_contract.py",  # bad values of NumPy's and torch's types, each refused in words
@@ -43,6 +44,8 @@ SAME_EVERYWHERE = frozenset({
     "test_exercises_report.py", "test_nbgrader.py", "test_notebook_header.py", "test_notebooks_saved.py",
     "test_output_tolerance.py", "test_packaging.py", "test_scheduling.py", "test_site.py", "test_stamped.py",
     "test_student_edition.py", "test_suites.py", "test_versions.py", "test_built_once.py",
+    "test_course_repository.py", "test_grading.py", "test_pacing.py", "test_site_live.py", "test_site_reading.py",
+    "test_widget_renderer.py", "test_workflows.py", "test_z2jh.py",
 })
 
 

@@ -52,31 +52,31 @@ def _check_euler_stack(answer) -> str:
         mistakes = [
             (_euler(x, weights, h, skip=0.0),
              "your layers have no skip path: each one returns h tanh(x W^T) alone. A residual block adds its "
-             "write to the stream: x = x + h * torch.tanh(x @ W.T)."),
+             "write to the stream: x = x + h * torch.tanh(x @ W.T).", "no-skip"),
             (_euler(x, weights, h, skip=h, branch_scale=1.0),
              "you scaled the skip path by h and left the branch at full size: x = h x + tanh(x W^T). The step "
-             "size h multiplies the branch (the write); the stream itself passes unchanged."),
+             "size h multiplies the branch (the write); the stream itself passes unchanged.", "h-on-skip"),
             (_euler(x, weights, h, branch_scale=1.0),
-             "you left out the step size: x = x + tanh(x W^T). Multiply each write by h."),
+             "you left out the step size: x = x + tanh(x W^T). Multiply each write by h.", "no-step-size"),
             (_euler(x, weights, h, transpose=False),
              "you multiplied by W instead of its transpose. x holds one input per row, so the layer is "
-             "x @ W.T (W x for a single column vector x)."),
+             "x @ W.T (W x for a single column vector x).", "not-transposed"),
             (_euler(x, weights.flip(0), h),
              "you went through the weights from the last to the first. Layer l uses weights[l]: start with "
-             "weights[0]."),
+             "weights[0].", "layers-reversed"),
             (_euler(x, weights, h, branch_scale=h / depth),
              "your writes are h / L times the branch, not h: h is given already as the step size (1/L in the "
-             "notebook); do not divide it by the depth again."),
+             "notebook); do not divide it by the depth again.", "divided-by-depth"),
             (_euler(x, weights, h, frozen_input=True),
              "every layer read the original input x instead of the stream so far: each branch must read what "
-             "the layers before it have left, x after the previous update."),
+             "the layers before it have left, x after the previous update.", "frozen-input"),
             (_euler(x, weights, h, activation=torch.relu),
-             "you used ReLU; the branch of this task is tanh(x W^T)."),
+             "you used ReLU; the branch of this task is tanh(x W^T).", "relu"),
         ]
         if depth > 1:
             mistakes.append((h * torch.tanh(_euler(x, weights[:-1], h) @ weights[-1].T),
                              "you returned the last layer's write alone, h tanh(x W^T). Return the stream: "
-                             "the input plus every layer's write."))
+                             "the input plus every layer's write.", "last-write-only"))
         expect_close(got, want, name="euler_stack", shown=shown, mistakes=mistakes, rtol=1e-9, atol=1e-12)
         leaf_x, leaf_w = x.clone().requires_grad_(), weights.clone().requires_grad_()
         with torch.enable_grad():
@@ -142,21 +142,21 @@ def _check_decode_stream(answer) -> str:
             streams = _streams(model, x)
         mistakes = [
             (want[1:], "your readings start after the first block: read the stream right after the stem too "
-                       "(position 0), so there are len(model.blocks) + 1 readings."),
+                       "(position 0), so there are len(model.blocks) + 1 readings.", "no-stem-reading"),
             (want[:-1], "you read the stream before each block rather than after it: the last reading must be "
-                        "the model's own output, the head applied after the last block."),
+                        "the model's own output, the head applied after the last block.", "before-each-block"),
             (torch.softmax(want, dim=-1), "you returned probabilities (softmax). Return the head's logits: the "
-                                          "numbers model.head gives, before any softmax."),
+                                          "numbers model.head gives, before any softmax.", "softmax"),
             (torch.log_softmax(want, dim=-1), "you returned log-probabilities (log_softmax). Return the head's "
-                                              "logits as they are."),
+                                              "logits as they are.", "log-softmax"),
             (streams,
-             "you returned the stream itself; decode it: apply model.head to the stream at every position."),
+             "you returned the stream itself; decode it: apply model.head to the stream at every position.", "stream-not-decoded"),
             (want[-1:].expand_as(want), "every reading is the model's final output: apply the head to the stream "
-                                        "after each block, not to model(x)."),
+                                        "after each block, not to model(x).", "only-final-output"),
             (trained_mode, "your readings use BatchNorm's batch statistics: the model was switched to training mode. "
-                           "Leave it in the eval mode it was given."),
+                           "Leave it in the eval mode it was given.", "training-mode"),
             (want[-1], "you returned only the last reading (the model's output). Stack the head's reading after "
-                           "the stem and after every block: torch.stack(readings)."),
+                           "the stem and after every block: torch.stack(readings).", "last-reading-only"),
         ]
         expect_close(got, want, name="decode_stream", shown=shown, mistakes=mistakes, rtol=1e-9, atol=1e-12)
         leaf = x.clone().requires_grad_()
