@@ -435,9 +435,18 @@ def _check_static_widget(page, name, area, widget) -> None:
         indices[control] = widget.options(control).index(value) if isinstance(value, str) else value
     assert state["images"] == 1, f"{name}: static widget {area} shows {state['images']} pictures"
     assert (state["picture"], state["title"], state["text"]) == widget.shown(indices)
-    for number, control in enumerate(widget.controls):
+    # Last control first: an earlier one (07's residual switch) can grey out those after it.
+    for number, control in reversed(list(enumerate(widget.controls))):
         kind = CONTROLS[widget.state[control]["model_name"]]
         options = len(widget.options(control))
+        element = page.locator(".widget-subarea").nth(area).locator(
+            ".widget-slider, .widget-dropdown, .widget-toggle-buttons").nth(number)
+        if "course-greyed" in (element.get_attribute("class") or ""):
+            # Greyed at this setting (it changes nothing here): it must not move, so it cannot show
+            # a setting that has no picture of its own.
+            assert element.locator("button:enabled, select:enabled, input:enabled").count() == 0, (
+                f"{name}: static widget {area}, {kind} {number} is greyed but can still be used")
+            continue
         for _ in range(min(3, options - 1)):
             before = state["picture"]
             indices[control] = _move(page, area, kind, number, options, indices[control])

@@ -126,9 +126,18 @@
     Search.courseSnippets = true;
   }
 
+  // myst-nb labels each fold's <summary> "Toggle hidden content", which hides the words it shows
+  // ("Show code cell output"); a screen reader should hear those words, as a sighted reader reads them.
+  function nameFolds() {
+    for (const summary of document.querySelectorAll('summary[aria-label="Toggle hidden content"]')) {
+      summary.removeAttribute("aria-label");
+    }
+  }
+
   let queued = false;
   function apply() {
     queued = false;
+    nameFolds();
     nameSliders();
     greyStaticControls();
     formulaChoice();
