@@ -5,7 +5,6 @@ taken from site/node_modules into build/site-assets/; see README, "The course as
 Nothing on a page is fetched from outside the site: RequireJS, the widget renderer and
 MathJax are served from _static (the defaults load them from CDNs)."""
 import os
-import sys
 from pathlib import Path
 
 # The repository's one setting (pyproject.toml's [tool.course]); scripts/build_site.py runs Sphinx
@@ -13,7 +12,6 @@ from pathlib import Path
 from scripts.course_repository import BRANCH, GITHUB_URL
 
 ROOT = Path(__file__).resolve().parent.parent  # autodoc imports utils as installed: editable, from this checkout
-sys.path.insert(0, str(ROOT))  # and the extension scripts.site_reading from this checkout too
 
 project = "Residual connections, interactively"
 author = "the course's contributors"

@@ -79,7 +79,10 @@
     const wanted = localStorage.getItem(FORMULA_CHOICE) === "yes";
     for (const formula of document.querySelectorAll("mjx-container")) {
       if (wanted && formula.getAttribute("tabindex") !== "0") formula.setAttribute("tabindex", "0");
-      if (!wanted && formula.hasAttribute("tabindex")) formula.removeAttribute("tabindex");
+      // A formula wider than the page scrolls: it stays a tab stop, or a keyboard could not scroll it.
+      const scrolls = formula.scrollWidth > formula.clientWidth;
+      if (!wanted && scrolls && formula.getAttribute("tabindex") !== "0") formula.setAttribute("tabindex", "0");
+      if (!wanted && !scrolls && formula.hasAttribute("tabindex")) formula.removeAttribute("tabindex");
     }
   }
 
