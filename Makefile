@@ -16,11 +16,11 @@ NPM_CI := npm ci --ignore-scripts --no-audit --no-fund
 # their SHA-256 in a stamp inside what it installed); otherwise it is a check of a few ms.
 STAMPED := $(PYTHON) -m scripts.stamped
 
-.PHONY: install venv npm-site lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site links \
+.PHONY: install venv npm-site npm-classroom lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site links \
 	publish collect autograde feedback class-report update-report site-live pdf
 
-# Everything `make test` needs: the course's venv and the site's npm packages.
-install: venv npm-site
+# Everything `make test` needs: the course's venv, the site's npm packages and the classroom's proxy.
+install: venv npm-site npm-classroom
 
 venv:
 	@$(STAMPED) $(STAMP) requirements.txt pyproject.toml -- $(MAKE) --no-print-directory venv-packages
@@ -40,6 +40,10 @@ venv-packages:
 # test, exactly as site/package-lock.json pins them.
 npm-site:
 	@$(STAMPED) site/node_modules/.installed-from site/package-lock.json -- sh -c 'cd site && $(NPM_CI)'
+
+# The proxy JupyterHub needs, at the versions of classroom/package-lock.json.
+npm-classroom:
+	@$(STAMPED) classroom/node_modules/.installed-from classroom/package-lock.json -- sh -c 'cd classroom && npm ci --no-audit --no-fund'
 
 lab: venv
 	$(BIN)/jupyter lab --port=$(PORT) $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/00_start_here.ipynb
@@ -70,7 +74,7 @@ screenshots: venv
 execute: venv
 	$(BIN)/python -m scripts.execute_notebooks $(NOTEBOOKS)
 
-benchmark: venv classroom/node_modules/.package-lock.json
+benchmark: venv npm-classroom
 	$(BIN)/python -m benchmarks.run
 
 # The student edition (solutions replaced by stubs, answer cells removed) in build/student/,
@@ -119,16 +123,12 @@ update-report: venv
 	@test -n "$(FIX)" || { echo "make update-report FIX=<commit of the student edition>: which fix to look for"; exit 2; }
 	$(BIN)/python -m scripts.update_report $(FIX) $(if $(HOMES),--homes $(HOMES))
 
-# The proxy JupyterHub needs, from npm at the versions of classroom/package-lock.json.
-classroom/node_modules/.package-lock.json: classroom/package.json classroom/package-lock.json
-	cd classroom && npm ci --no-audit --no-fund
-
 # A JupyterHub for a class on this machine, run as root (classroom/jupyterhub_config.py; README,
 # "For teachers"): scripts/classroom_host.py checks the ports and Node.js, prepares the hub's
 # state folder (CLASSROOM_STATE, default /var/lib/residual-course-classroom) and publishes the
 # student edition there; each student who logs in at http://127.0.0.1:$(CLASSROOM_PORT) gets a
 # copy (nbgitpuller) in a server that runs as their own system user.
-classroom: venv classroom/node_modules/.package-lock.json
+classroom: venv npm-classroom
 	CLASSROOM_PORT=$(CLASSROOM_PORT) $(BIN)/python -m scripts.classroom_host
 	CLASSROOM_PORT=$(CLASSROOM_PORT) PATH="$(CURDIR)/$(BIN):$$PATH" \
 	$(BIN)/jupyterhub -f classroom/jupyterhub_config.py
