@@ -109,10 +109,14 @@ def draw_convergence(fig, errors: dict, depths) -> str:
         notes.append(f"{label}: slope {slope:.2f}")
     first = np.asarray(next(iter(errors.values())), dtype=np.float64)
     ax.plot(depths, first[0] * depths[0] / depths, "--", color="0.4", lw=1, label="falls like 1/L")
+    _finish_depth_axes(ax, depths, "Depth as time: the stack's output converges as L grows")
+    return "; ".join(notes)
+
+
+def _finish_depth_axes(ax, depths, title: str) -> None:
+    """Log-log axes of error against depth, one tick per depth measured (shared with low_precision)."""
     ax.set(xscale="log", yscale="log", xlabel="depth L (layers, step h = 1/L)",
-           ylabel="distance to the ODE's solution (relative)",
-           title="Depth as time: the stack's output converges as L grows")
+           ylabel="distance to the ODE's solution (relative)", title=title)
     _log_ticks(ax)
     ax.set_xticks(depths, [f"{d:g}" for d in depths])
     ax.legend(fontsize=9)
-    return "; ".join(notes)

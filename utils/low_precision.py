@@ -12,8 +12,8 @@ import math
 import numpy as np
 import torch
 
-from .depth_as_time import _check_flow, _flow
-from .plotting import PALETTE, _log_ticks
+from .depth_as_time import _check_flow, _finish_depth_axes, _flow
+from .plotting import PALETTE
 from .validation import check_choice, check_cost, check_figure, check_float, check_int, check_sequence, invalid
 
 __all__ = ["DTYPES", "half_ulp", "repeated_sum", "rounded_flow", "draw_drift"]
@@ -86,10 +86,5 @@ def draw_drift(fig, errors: dict, depths) -> str:
         if index:
             worse = values / reference
             notes.append(f"{label}: {worse.max():.3g} times the float64 error at depth {depths[worse.argmax()]:g}")
-    ax.set(xscale="log", yscale="log", xlabel="depth L (layers, step h = 1/L)",
-           ylabel="distance to the ODE's solution (relative)",
-           title="In 16 bits, deeper (smaller steps) stops helping: the writes are swamped")
-    _log_ticks(ax)
-    ax.set_xticks(depths, [f"{d:g}" for d in depths])
-    ax.legend(fontsize=9)
+    _finish_depth_axes(ax, depths, "In 16 bits, deeper (smaller steps) stops helping: the writes are swamped")
     return "; ".join(notes)
