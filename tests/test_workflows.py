@@ -70,8 +70,9 @@ def test_every_push_and_pull_request_runs_the_readmes_test_command_on_two_python
     assert "download.pytorch.org/whl/cpu" in workflow["env"]["PIP_EXTRA_INDEX_URL"], "torch from PyPI is the CUDA build"
     setup = next(step for step in test["steps"] if step.get("uses", "").startswith("actions/setup-python"))
     assert setup["with"]["cache"] == "pip" and "requirements.txt" in setup["with"]["cache-dependency-path"]
-    cache = next(step for step in test["steps"] if step.get("uses", "").startswith("actions/cache"))
-    assert "package-lock.json" in cache["with"]["key"]
+    node = next(step for step in test["steps"] if step.get("uses", "").startswith("actions/setup-node"))
+    assert node["with"]["cache"] == "npm"
+    assert {"site/package-lock.json", "classroom/package-lock.json"} <= set(node["with"]["cache-dependency-path"].split())
 
 
 def test_main_publishes_the_site_to_pages_and_a_weekly_run_tests_the_versions():
