@@ -1,7 +1,9 @@
 """Does the best Adam learning rate stay put as the network deepens? Notebook 11's norm-free
-residual MLP with each of its L branches times L^(-alpha) (1/2: depth-muP's 1/sqrt(L); 1:
-CompleteP's 1/L). Adam moves every weight by about the learning rate, so the L branches change the
-output by about L^(1 - alpha) times a fixed amount: like sqrt(L) for alpha = 1/2, flat for 1."""
+residual MLP with each of its L branches times L^(-alpha) (1/2: depth-muP's branch multiplier
+1/sqrt(L); 1: CompleteP's 1/L), trained with one learning rate at every depth: no depth-muP
+1/sqrt(L) learning-rate factor, no CompleteP epsilon rule. Adam moves every weight by about the
+learning rate, so the L branches change the output by about L^(1 - alpha) times a fixed amount:
+like sqrt(L) for alpha = 1/2, flat for 1."""
 from __future__ import annotations
 
 import math
