@@ -94,7 +94,7 @@ def relative_distance(a: torch.Tensor, b: torch.Tensor) -> float:
 
 def draw_convergence(fig, errors: dict, depths) -> str:
     """Log-log plot of each entry of ``errors`` (label -> one error per depth of ``depths``)
-    against depth, with a dashed line falling like 1/L through the first curve's first point;
+    against depth, with a wide grey band falling like 1/L through the first curve's first point;
     returns each curve's slope between its first and last depth."""
     check_figure("fig", fig)
     depths = np.asarray([check_int("depths", d, minimum=1) for d in check_sequence("depths", depths, what="depths")],
@@ -114,7 +114,8 @@ def draw_convergence(fig, errors: dict, depths) -> str:
         slope = math.log(values[-1] / values[0]) / math.log(depths[-1] / depths[0])
         notes.append(f"{label}: slope {slope:.2f}")
     first = np.asarray(next(iter(errors.values())), dtype=np.float64)
-    ax.plot(depths, first[0] * depths[0] / depths, "--", color="0.4", lw=1, label="falls like 1/L")
+    ax.plot(depths, first[0] * depths[0] / depths, color="0.8", lw=8, solid_capstyle="round", zorder=1,
+            label="falls like 1/L")  # a wide band under the data: a curve on it shows inside it
     _finish_depth_axes(ax, depths, "Depth as time: the stack's output converges as L grows")
     return "; ".join(notes)
 
