@@ -345,6 +345,7 @@ VALID = {
     "utils.depth_as_time.draw_convergence": lambda: dict(fig=_figure(), errors={"a": [0.1, 0.05]}, depths=(2, 4)),
     "utils.logit_lens.lens_logits": lambda: dict(model=_mlp(), x=_data()[0]),
     "utils.logit_lens.lens_scores": lambda: dict(model=_mlp(), x=_data()[0], y=_data()[1]),
+    "utils.logit_lens.first_reaching": lambda: dict(readings=[[0.3, 0.6, 0.9], [0.4, 0.7, 0.95]], share=0.5),
     "utils.logit_lens.draw_lens": lambda: dict(fig=_figure(), scores={"residual": [0.5, 0.9], "plain": [0.1, 0.9]}),
     "utils.low_precision.half_ulp": lambda: dict(value=1.0, dtype="bfloat16"),
     "utils.low_precision.repeated_sum": lambda: dict(start=1.0, write=0.001, count=3, dtype="float16"),

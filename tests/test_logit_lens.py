@@ -5,7 +5,7 @@ from matplotlib.figure import Figure
 
 from utils.data import load_digits_split
 from utils.lesion import single_lesion_accuracies
-from utils.logit_lens import draw_lens, lens_logits, lens_scores
+from utils.logit_lens import draw_lens, first_reaching, lens_logits, lens_scores
 from utils.mlp import make_mlp
 from utils.training import train
 
@@ -64,10 +64,28 @@ def test_lens_rejects_bad_inputs():
         lens_logits(torch.nn.Linear(64, 10), _x())
 
 
+def test_first_reaching_reads_the_median_over_seeds():
+    seeds = [[0.4, 0.8, 0.9], [0.2, 0.6, 0.95], [0.3, 0.7, 0.97]]  # medians 0.3, 0.7, 0.95
+    assert first_reaching(seeds, 0.3) == 0
+    assert first_reaching(seeds, 0.75) == 2  # one seed reaches it at position 1, the median does not
+    assert first_reaching([0.1, 0.1, 0.9], 0.5) == 2
+    assert first_reaching([0.1, 0.2], 0.5) is None
+    assert first_reaching([0.1, 1.0], 1.0) == 1  # reaching includes equality
+    with pytest.raises(ValueError, match="share must be above 0"):
+        first_reaching([0.1, 0.9], 0)
+    with pytest.raises(ValueError, match="readings must be shares between 0 and 1"):
+        first_reaching([0.1, 1.5], 0.5)
+    with pytest.raises(TypeError, match="readings must be shares"):
+        first_reaching(["a", "b"], 0.5)
+
+
 def test_draw_lens_takes_medians_over_seeds():
     fig = Figure()
     text = draw_lens(fig, {"residual": [[0.4, 0.8, 0.9], [0.2, 0.6, 0.95], [0.3, 0.7, 0.97]],
-                           "plain": [0.1, 0.1, 0.9]})
-    assert text == "residual: 70% after block 1, 95% at the output; plain: 10% after block 1, 90% at the output"
+                           "plain": [0.1, 0.1, 0.9], "plain-short": [0.1, 0.2]})
+    assert text == ("residual: 50% or more from position 1; plain: 50% or more from position 2; "
+                    "plain-short: never 50%")
+    residual_line = fig.axes[0].lines[0]
+    assert list(residual_line.get_ydata()) == [0.3, 0.7, 0.95]  # the medians
     with pytest.raises(ValueError, match="scores"):
         draw_lens(fig, {"residual": [0.4, 1.5]})

@@ -4,7 +4,11 @@ translator per layer is the tuned lens of Belrose et al. 2023). In a residual ne
 block adds to one stream, so a head trained on the last block's stream can read the earlier
 ones too: the guess sharpens block by block (iterative refinement: Greff et al. 2017,
 Jastrzebski et al. 2018). A plain network rewrites its representation at every layer, and the
-head reads only the last one."""
+head reads only the last one.
+
+Trained networks read a few per cent differently on another CPU or thread count (training is
+chaotic), so what the course prints is where a reading first reaches a share (``first_reaching``),
+which moves only if a reading sits next to that share."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,7 +20,7 @@ from .plotting import PLAIN_COLOR, RESIDUAL_COLOR
 from .training import _as_data
 from .validation import check_figure, check_float, check_module, check_tensor, invalid
 
-__all__ = ["lens_logits", "lens_scores", "draw_lens"]
+__all__ = ["lens_logits", "lens_scores", "first_reaching", "draw_lens"]
 
 _AN_MLP = "a utils.mlp.MLP (from make_mlp)"
 
@@ -63,11 +67,39 @@ def lens_scores(model, x, y) -> dict:
             "agreement": [float((step.argmax(dim=1) == final).double().mean()) for step in logits]}
 
 
+def _readings(name: str, values) -> np.ndarray:
+    """Shares per position as a float64 array: ``values`` itself, or the median of a list of such
+    lists (one per seed)."""
+    try:
+        values = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise invalid(name, "shares between 0 and 1, one per position, or a list of such lists (one per seed)",
+                      values, error=TypeError) from None
+    if values.ndim == 2 and len(values) > 0:
+        values = np.median(values, axis=0)
+    if values.ndim != 1 or values.size < 2 or not np.all((values >= 0) & (values <= 1)):
+        raise invalid(name, "shares between 0 and 1, one per position (at least 2), or a list of such lists "
+                      "(one per seed)", values)
+    return values
+
+
+def first_reaching(readings, share: float) -> int | None:
+    """The first position (0: after the stem) at which ``readings`` (shares per position, such as
+    ``lens_scores(...)["accuracy"]``, or a list of such lists, one per seed: then their median)
+    reach ``share`` (in (0, 1]); None if none does."""
+    values = _readings("readings", readings)
+    share = check_float("share", share, minimum=0.0, maximum=1.0)
+    if share == 0:
+        raise invalid("share", "above 0 (every reading reaches 0)", share)
+    reached = np.flatnonzero(values >= share)
+    return int(reached[0]) if reached.size else None
+
+
 def draw_lens(fig, scores: dict, *, chance: float = 0.1) -> str:
     """Test accuracy read by the logit lens against the block it reads after, one line per
     network of ``scores`` (label -> ``lens_scores(...)["accuracy"]``, or a list of such lists,
     one per seed: then their median); plain networks (label starting "plain") in the course's
-    plain colour; a dashed line at ``chance``. Returns each line's accuracy at its middle block."""
+    plain colour; a dashed line at ``chance``. Returns where each line first reaches 50%."""
     check_figure("fig", fig)
     chance = check_float("chance", chance, minimum=0.0, maximum=1.0)
     if not isinstance(scores, dict) or not scores:
@@ -76,18 +108,15 @@ def draw_lens(fig, scores: dict, *, chance: float = 0.1) -> str:
     ax = fig.add_subplot(1, 1, 1)
     notes = []
     for label, values in scores.items():
-        values = np.asarray(values, dtype=np.float64)
-        if values.ndim == 2:
-            values = np.median(values, axis=0)
-        if values.ndim != 1 or values.size < 2 or not np.all((values >= 0) & (values <= 1)):
-            raise invalid("scores", "accuracies between 0 and 1, one per position (at least 2)", values)
+        values = _readings("scores", values)
         plain = str(label).startswith("plain")
         ax.plot(np.arange(values.size), values, marker="o", ms=4, label=str(label),
                 color=PLAIN_COLOR if plain else RESIDUAL_COLOR, ls="--" if plain else "-")
-        middle = values.size // 2
-        notes.append(f"{label}: {values[middle]:.0%} after block {middle}, {values[-1]:.0%} at the output")
+        half = first_reaching(values, 0.5)
+        notes.append(f"{label}: never 50%" if half is None else f"{label}: 50% or more from position {half}")
     ax.axhline(chance, color="0.4", ls=":", lw=1, label=f"chance ({chance:.0%})")
+    ax.axhline(0.5, color="0.6", ls="-", lw=0.8, label="half right (50%)")
     ax.set(xlabel="blocks passed (0: after the stem)", ylabel="test accuracy read through the head",
            ylim=(0, 1.02), title="The logit lens: a residual stream is a running guess; a plain one is not")
-    ax.legend(fontsize=9, loc="lower right")
+    ax.legend(fontsize=9, loc="center", bbox_to_anchor=(0.55, 0.3), ncol=2)  # the empty band between the lines
     return "; ".join(notes)

@@ -64,7 +64,7 @@ def rounded_flow(x: torch.Tensor, weights: torch.Tensor, scale: float, *, stream
 
 def draw_drift(fig, errors: dict, depths) -> str:
     """Log-log plot of each entry of ``errors`` (label -> distance to the exact solution at each
-    of ``depths``); the first entry is the float64 stack, drawn dashed in grey. Returns, per
+    of ``depths``); the first entry is the float64 stack, drawn as a wide grey band under the others. Returns, per
     entry, the depth at which it is furthest below or above the float64 error."""
     check_figure("fig", fig)
     depths = np.asarray([check_int("depths", d, minimum=1) for d in check_sequence("depths", depths, what="depths")],
@@ -81,8 +81,10 @@ def draw_drift(fig, errors: dict, depths) -> str:
     reference_label, reference = next(iter(curves.items()))
     notes = []
     for index, (label, values) in enumerate(curves.items()):
-        style = dict(color="0.4", ls="--") if index == 0 else dict(color=PALETTE[(index - 1) % len(PALETTE)])
-        ax.plot(depths, values, marker="o", label=str(label), **style)
+        if index == 0:  # a wide band under the others: a curve on the float64 line shows inside it
+            ax.plot(depths, values, color="0.8", lw=8, solid_capstyle="round", zorder=1, label=str(label))
+        else:
+            ax.plot(depths, values, marker="o", color=PALETTE[(index - 1) % len(PALETTE)], zorder=3, label=str(label))
         if index:
             worse = values / reference
             notes.append(f"{label}: {worse.max():.3g} times the float64 error at depth {depths[worse.argmax()]:g}")

@@ -653,6 +653,12 @@ def expect_gradients(got, want, leaves: dict, *, name: str, shown: str, rtol: fl
     found = [torch.zeros_like(t) if g is None else g.to(t.dtype) for t, g in zip(tensors, found)]
     for what, right, mine in zip(names, wanted, found):  # a tensor cut off entirely says most
         if not bool(mine.abs().max() > 0) and bool(right.abs().max() > 0):
+            if not got.requires_grad:  # the whole result left the graph: name the usual causes first, briefly
+                raise Mistake(f"for {shown}: `{name}` gives the right values, but no gradient reaches {what} through "
+                              "them: your result as a whole is cut from autograd's graph (its requires_grad is "
+                              "False), as `.detach()`, `torch.no_grad()`, `.item()` or a detour through NumPy do. "
+                              f"Return the tensor your torch operations computed. {leaves[what][1]}",
+                              key="gradient-cut")
             raise Mistake(f"for {shown}: `{name}` gives the right values, but no gradient reaches {what} through "
                           f"them: {cut}; or, if nothing is cut, your formula's slope with respect to it is 0 here "
                           f"(abs() or ReLU of a gate at 0 has none): use it directly. {leaves[what][1]}",
