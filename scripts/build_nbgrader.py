@@ -1,8 +1,12 @@
 #!/usr/bin/env python
 """Write an nbgrader course from the teacher edition (the committed notebooks).
 
-    python -m scripts.build_nbgrader               # into build/nbgrader/
+    python -m scripts.build_nbgrader               # what make nbgrader does: the course, then its release/
     python -m scripts.build_nbgrader --out DIR
+
+The course goes into the hub's course folder (STATE/homes/TEACHER/nbgrader, where the
+teacher's formgrader finds it) once ``make classroom`` has prepared the hub on this machine,
+into build/nbgrader/ otherwise (scripts.classroom_host.grading_course).
 
 One assignment per notebook with exercises (notebook 00 has none, so it is not one):
 ``source/<notebook name without .ipynb>/<notebook>``, with nbgrader's cell metadata added to
@@ -38,8 +42,9 @@ import nbformat
 
 from scripts.build_student_edition import (ANSWER, CHECK, ROOT, SOLUTION, _clear_outputs, build_command, course_notebooks,
                                           student_notebook, tags)
+from scripts.classroom_host import grading_course, hand_to_teacher
 
-DEFAULT_OUT = ROOT / "build" / "nbgrader"
+DEFAULT_OUT = grading_course()
 STUB = 'raise NotImplementedError("Exercise: write your code here")'
 ANSWER_STUB = "YOUR ANSWER HERE"  # nbgrader's own text for an answer to write
 GRADED_IMPORT = "from utils.exercises.grading import graded"
@@ -154,9 +159,23 @@ def build(out: Path = DEFAULT_OUT, notebooks: Path = ROOT / "notebooks") -> list
     return written
 
 
+def build_and_release(out: Path = DEFAULT_OUT) -> list[Path]:
+    """:func:`build`, then nbgrader's ``generate_assignment`` of every assignment (its
+    ``release/`` and gradebook, which autograde needs); the hub's course goes back to the teacher."""
+    from scripts.autograde import run_nbgrader
+
+    written = build(out)
+    try:
+        for source in written:
+            run_nbgrader(Path(out).resolve(), "generate_assignment", source.parent.name, "--force")
+    finally:
+        hand_to_teacher(out)
+    return written
+
+
 def main(argv=None) -> int:
-    return build_command(argv, doc=__doc__, default_out=DEFAULT_OUT, builder=build,
-                         summary="nbgrader course: {count} assignments in {out}/source")
+    return build_command(argv, doc=__doc__, default_out=DEFAULT_OUT, builder=build_and_release,
+                         summary="nbgrader course: {count} assignments in {out}/source, released into {out}/release")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ down the longest-idle kernel to make room (real kernels, no browser)."""
 from __future__ import annotations
 
 import asyncio
+import csv
+import json
 import os
 import re
 import socket
@@ -98,9 +100,10 @@ def test_the_kernel_manager_shuts_down_the_longest_idle_kernel_to_make_room(tmp_
 
 def test_the_hub_config_points_at_what_exists():
     state = "/tmp/classroom-state"
-    config = load(HUB_CONFIG, CLASSROOM_STATE=state, CLASSROOM_TEACHER_PASSWORD="t" * 32)
-    assert config.JupyterHub.authenticator_class == "shared-password"
-    assert config.Authenticator.admin_users == {"teacher"} and len(config.SharedPasswordAuthenticator.admin_password) >= 32
+    config = load(HUB_CONFIG, CLASSROOM_STATE=state)
+    assert config.JupyterHub.authenticator_class == "scripts.classroom_login.ClassListAuthenticator"
+    assert config.ClassListAuthenticator.passwords_file == f"{state}/hub/passwords.json"
+    assert config.Authenticator.admin_users == {"teacher"} and "allow_all" not in config.Authenticator
     assert config.JupyterHub.spawner_class == "localprocess"  # each server as its student's own system user
     assert config.JupyterHub.cookie_secret_file == f"{state}/hub/jupyterhub_cookie_secret"
     assert config.JupyterHub.db_url == f"sqlite:///{state}/hub/jupyterhub.sqlite"
@@ -114,6 +117,58 @@ def test_the_hub_config_points_at_what_exists():
     assert url.path == "/git-pull" and query["repo"] == [f"{state}/student-edition.git"]
     assert query["urlpath"][0].endswith("notebooks/00_start_here.ipynb")
     assert config.Spawner.cpu_limit == 1 and gigabytes(config.Spawner.mem_limit) == 2
+
+
+def test_each_student_gets_a_password_of_their_own_kept_only_as_a_hash(tmp_path, monkeypatch):
+    """make classroom-accounts: a password per name on the class list and for the teacher, the
+    hashes and slips root's only; new names added without changing anyone's password; one reset;
+    the hub's authenticator admits a name with its own password only. Bad input: one sentence."""
+    from scripts import classroom_accounts as accounts
+    from scripts.classroom_login import ClassListAuthenticator
+
+    roster = tmp_path / "class.txt"
+    roster.write_text("alice\nbob  # sits at the back\n\n")
+    monkeypatch.setenv("CLASSROOM_ROSTER", str(roster))
+    monkeypatch.delenv("CLASSROOM_TEACHER", raising=False)
+    state = tmp_path / "state"
+    first = accounts.accounts_from_environment(state)
+    assert sorted(first) == ["alice", "bob", "teacher"] and len(set(first.values())) == 3
+    hashes = state / "hub" / accounts.HASHES
+    for path in (hashes, state / "hub" / accounts.SLIPS, state / "hub" / accounts.PRINTABLE):
+        assert path.stat().st_mode & 0o777 == 0o600
+    stored = json.loads(hashes.read_text())
+    assert all(password not in hashes.read_text() for password in first.values())
+    assert accounts.verify(first["bob"], stored["bob"]) and not accounts.verify(first["bob"], stored["alice"])
+    assert first["alice"] in (state / "hub" / accounts.PRINTABLE).read_text()
+
+    roster.write_text("alice\nbob\ncarol\n")
+    assert list(accounts.accounts_from_environment(state)) == ["carol"]
+    kept = json.loads(hashes.read_text())
+    assert kept["alice"] == stored["alice"] and kept["bob"] == stored["bob"]
+    new = accounts.reset(state, "bob")
+    assert accounts.verify(new, json.loads(hashes.read_text())["bob"]) and new != first["bob"]
+    with (state / "hub" / accounts.SLIPS).open() as handle:
+        slips = {row["name"]: row["password"] for row in csv.DictReader(handle)}
+    assert slips["bob"] == new and slips["alice"] == first["alice"]
+
+    login = ClassListAuthenticator(passwords_file=str(hashes))
+    def attempt(name, password):
+        return asyncio.run(login.get_authenticated_user(None, {"username": name, "password": password}))
+    assert attempt("alice", first["alice"])["name"] == "alice"
+    assert attempt("alice", new) is None  # bob's password with alice's name
+    assert attempt("bob", first["bob"]) is None  # the password before the reset
+    assert attempt("mallory", new) is None and not login.check_allowed("mallory")
+
+    with pytest.raises(KeyError, match="'dave' has no account on this hub"):
+        accounts.reset(state, "dave")
+    monkeypatch.setenv("CLASSROOM_ROSTER", str(tmp_path / "missing.txt"))
+    assert accounts.class_list_problem(state) == (f"CLASSROOM_ROSTER={tmp_path / 'missing.txt'}: no such file (the "
+                                                  "class list, one name a line).")
+    monkeypatch.delenv("CLASSROOM_ROSTER")
+    monkeypatch.setenv("CLASSROOM_STUDENTS", "alice Bob")
+    assert "the class list names 'Bob' cannot be a system user's name" in accounts.class_list_problem(state)
+    monkeypatch.delenv("CLASSROOM_STUDENTS")
+    assert accounts.class_list_problem(tmp_path / "elsewhere").startswith("No class list: name the students")
 
 
 def test_the_hub_keeps_its_state_outside_the_repository(monkeypatch):
