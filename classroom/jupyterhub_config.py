@@ -65,10 +65,11 @@ c.Spawner.cmd = [str(PYTHON_BIN / "jupyterhub-singleuser")]
 COMMON_ARGS = [f"--config={EDITION / 'binder' / 'jupyter_server_config.py'}",
                f"--LabApp.app_settings_dir={EDITION / 'binder'}"]  # overrides.json: no news, kernels end with their tab
 STUDENT_ARGS = [] if TERMINALS else ["--ServerApp.terminals_enabled=False"]
-# The teacher's server gets nbgrader's formgrader and course list, on the course in their home
-# (STATE/homes/TEACHER/nbgrader, named by the nbgrader_config.py there: classroom_host.prepare_teacher);
-# students' servers get none of nbgrader's extensions (binder/jupyter_server_config.py switches them off).
-TEACHER_ARGS = [f"--ServerApp.jpserver_extensions=nbgrader.server_extensions.{name}={name in ('formgrader', 'course_list')}"
+# The teacher's server gets nbgrader's formgrader, on the course in their home (STATE/homes/TEACHER/
+# nbgrader, named by the nbgrader_config.py there: classroom_host.prepare_teacher). Nobody gets
+# nbgrader's exchange (course list, assignment list): nbgitpuller hands out, make collect collects.
+# Students' servers get none of nbgrader's extensions (binder/jupyter_server_config.py switches them off).
+TEACHER_ARGS = [f"--ServerApp.jpserver_extensions=nbgrader.server_extensions.{name}={name == 'formgrader'}"
                 for name in ("formgrader", "course_list", "assignment_list", "validate_assignment")]
 c.Spawner.environment = {
     "COURSE_MAX_KERNELS": MAX_KERNELS,

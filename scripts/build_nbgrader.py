@@ -52,12 +52,9 @@ _NUMBERED = re.compile(r"^\d+\.\s", re.MULTILINE)
 
 
 def nbgrader_config() -> str:
-    """The course's nbgrader_config.py. nbgrader is imported here only: the unit tests of
-    make test-versions run without it."""
-    import nbgrader
-
-    # nbgrader's own feedback template, which the course's (classroom/feedback_page) extends
-    templates = str(Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates")
+    """The course's nbgrader_config.py. It names nothing in this repository: the hub's teacher,
+    whose formgrader reads it too, cannot read the repository (the feedback page's template is
+    make feedback's argument, scripts.feedback)."""
     return "\n".join([
         "# nbgrader configuration of the course, written by scripts/build_nbgrader.py.",
         "c = get_config()  # noqa: F821",
@@ -67,10 +64,8 @@ def nbgrader_config() -> str:
         f"c.ClearSolutions.text_stub = {ANSWER_STUB!r}",
         "# Some notebooks train for seconds: allow a slow machine.",
         "c.ExecutePreprocessor.timeout = 600",
-        "# Feedback: the course's page (classroom/feedback_page: MathJax from feedback/STUDENT/mathjax, no",
-        "# CDN), with code exercises and written answers scored apart (scripts/feedback).",
-        f"c.HTMLExporter.extra_template_basedirs = [{str(ROOT / 'classroom')!r}, {templates!r}]",
-        "c.HTMLExporter.template_name = 'feedback_page'",
+        "# Feedback: make feedback gives nbgrader the course's page (classroom/feedback_page: MathJax from",
+        "# feedback/STUDENT/mathjax, no CDN) and scores code exercises and written answers apart (scripts/feedback).",
         "# The score summary needs the course's scripts, which make feedback puts on PYTHONPATH; run",
         "# otherwise, nbgrader writes its own pages, with one total.",
         "try:",

@@ -96,17 +96,17 @@ def hand_to_teacher(course: Path) -> None:
 
 def prepare_teacher(state: Path) -> Path:
     """The teacher's user, their course folder (:func:`hub_course`) and the nbgrader_config.py
-    in their home that points the formgrader at it, with nbgrader's exchange inside it (students
-    never use the exchange: nbgitpuller hands out, make collect collects). Returns the course."""
+    in their home that points the formgrader at it. nbgrader's exchange is not used (nbgitpuller
+    hands out, make collect collects), so the course has no course id and the formgrader's
+    release and collect buttons stay off. Returns the course."""
     teacher = ensure_student(teacher_name(), state, admin=True)
     course = hub_course(state)
-    (course / "exchange").mkdir(parents=True, exist_ok=True)
+    course.mkdir(exist_ok=True)
     config = Path(teacher.pw_dir) / "nbgrader_config.py"
     config.write_text("# Written by scripts/classroom_host.py: the hub's nbgrader course (README, \"Grading\").\n"
                       "c = get_config()  # noqa: F821\n"
-                      f"c.CourseDirectory.root = {str(course)!r}\n"
-                      f"c.Exchange.root = {str(course / 'exchange')!r}\n")
-    for path in (config, course, course / "exchange"):
+                      f"c.CourseDirectory.root = {str(course)!r}\n")
+    for path in (config, course):
         os.chown(path, teacher.pw_uid, teacher.pw_gid)
     course.chmod(0o700)
     return course
