@@ -16,7 +16,7 @@ NPM_CI := npm ci --ignore-scripts --no-audit --no-fund
 # their SHA-256 in a stamp inside what it installed); otherwise it is a check of a few ms.
 STAMPED := $(PYTHON) -m scripts.stamped
 
-.PHONY: install venv npm-site npm-classroom lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site links \
+.PHONY: install venv npm-site npm-classroom classroom-accounts lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site links \
 	publish collect autograde feedback class-report update-report site-live pdf
 
 # Everything `make test` needs: the course's venv, the site's npm packages and the classroom's proxy.
@@ -87,17 +87,17 @@ exercises-report: venv
 	$(BIN)/python -m scripts.exercises_report
 	$(BIN)/python -m scripts.exercise_mutants
 
-# An nbgrader course in build/nbgrader/: one assignment per notebook, solutions as solution
-# cells, each check an autograded test, homework answers graded by hand; then nbgrader's
-# generate_assignment writes the students' versions into build/nbgrader/release/.
+# An nbgrader course: one assignment per notebook, solutions as solution cells, each check an
+# autograded test, homework answers graded by hand; then nbgrader's generate_assignment writes
+# the students' versions into its release/. The course is the hub's (in the teacher's home in
+# the hub's state folder, where the formgrader shows it) once `make classroom` has prepared the
+# hub on this machine, build/nbgrader/ otherwise; collect, autograde, feedback and
+# class-report use the same one.
 nbgrader: venv
 	$(BIN)/python -m scripts.build_nbgrader
-	cd build/nbgrader && for source in source/*/; do \
-	  PATH="$(CURDIR)/$(BIN):$$PATH" $(CURDIR)/$(BIN)/nbgrader generate_assignment "$$(basename $$source)" --force || exit 1; \
-	done
 
 # Grading the hub's notebooks (README, "Grading"): collect every student's notebooks from their
-# home (HOMES, the hub's homes by default; run as root) into build/nbgrader/submitted/, autograde
+# home (HOMES, the hub's homes by default; run as root) into the course's submitted/, autograde
 # them (refusing a notebook without grade cells), write the feedback pages and the class report
 # (NAMES=1 names the students).
 HOMES ?=
@@ -126,12 +126,19 @@ update-report: venv
 # A JupyterHub for a class on this machine, run as root (classroom/jupyterhub_config.py; README,
 # "For teachers"): scripts/classroom_host.py checks the ports and Node.js, prepares the hub's
 # state folder (CLASSROOM_STATE, default /var/lib/residual-course-classroom) and publishes the
-# student edition there; each student who logs in at http://127.0.0.1:$(CLASSROOM_PORT) gets a
-# copy (nbgitpuller) in a server that runs as their own system user.
+# student edition there; each student on the class list (CLASSROOM_ROSTER or CLASSROOM_STUDENTS,
+# see classroom-accounts below) who logs in at http://127.0.0.1:$(CLASSROOM_PORT) with their own
+# password gets a copy (nbgitpuller) in a server that runs as their own system user.
 classroom: venv npm-classroom
 	CLASSROOM_PORT=$(CLASSROOM_PORT) $(BIN)/python -m scripts.classroom_host
 	CLASSROOM_PORT=$(CLASSROOM_PORT) PATH="$(CURDIR)/$(BIN):$$PATH" \
 	$(BIN)/jupyterhub -f classroom/jupyterhub_config.py
+
+# Each student's own password (scripts/classroom_accounts.py): the class list's new names
+# (CLASSROOM_ROSTER=FILE, one name a line, or CLASSROOM_STUDENTS="alice bob") get one, on
+# slips in the state folder's hub/; RESET=NAME gives one student a new one. As root.
+classroom-accounts: venv
+	$(BIN)/python -m scripts.classroom_accounts $(if $(RESET),--reset $(RESET))
 
 # The course as a website, from the stored notebooks (nothing is executed), in build/site/:
 # open build/site/index.html. See README, "The course as a website".

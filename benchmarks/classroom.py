@@ -14,7 +14,7 @@ into their home folder and opens notebook 00, then the student opens 01 and runs
 exercise check must say "not done yet" and no cell may fail.
 
 --students: first one student alone, then N students at once for each N: each logs in (the
-login form's request, with the class password) and is followed to their first page, gets the student edition (nbgitpuller's API), runs --notebook in a kernel
+login form's request, with their own password) and is followed to their first page, gets the student edition (nbgitpuller's API), runs --notebook in a kernel
 of their server and moves one slider of its widget. Reported per N: the time from login to
 the first page, the notebook's time against the one student alone, the slider's redraw, memory per
 student (proportional set size of their server and kernel, shared libraries counted once)
@@ -42,13 +42,12 @@ from pathlib import Path
 
 from benchmarks.lab_session import ROOT, chromium, missing_browser, run_all, wait_for_idle_kernel
 from benchmarks.report import MB, markdown_table, write_section
-from scripts import classroom_host
+from scripts import classroom_accounts, classroom_host
 from utils.threads import COURSE_THREADS, LIBRARY_VARIABLES
 
 HEADING = "## A class on one machine"
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 BASE_PORT = 9710  # the hub 9710, its proxy's API 9711, the hub's API 9712, students' servers 9720-9809
-PASSWORD = "residual"
 FOLDER = "residual-course"
 PROXY = ROOT / "classroom" / "node_modules" / ".bin" / "configurable-http-proxy"
 
@@ -58,13 +57,15 @@ class Hub:
     API), students' servers on +10 to +99, with its state in ``state``: its URL, the
     benchmark's service token, its process. ``stop`` stops it and removes the students' users."""
 
-    def __init__(self, state: Path, base_port: int = BASE_PORT, **environment: str):
+    def __init__(self, state: Path, base_port: int = BASE_PORT, students: tuple[str, ...] = (), **environment: str):
         state = state.resolve()
         self.state, self.token, self.port = state, secrets.token_hex(24), base_port
         self.url = f"http://127.0.0.1:{base_port}"
         self.repo_path = state / "student-edition.git"  # where the hub's config looks for it
         ports = {"CLASSROOM_PORT": str(base_port), "CLASSROOM_PROXY_API_PORT": str(base_port + 1),
                  "CLASSROOM_HUB_PORT": str(base_port + 2)}
+        state.mkdir(parents=True, exist_ok=True)
+        self.passwords = classroom_accounts.add_accounts(state, list(students))  # name -> password
         problems = classroom_host.preflight(state, classroom_host.hub_ports(ports))
         if problems:
             raise RuntimeError(" ".join(problems))
@@ -72,7 +73,7 @@ class Hub:
         bin_folder = Path(sys.executable).parent
         env = {**os.environ, **ports, "CLASSROOM_STATE": str(state),
                "CLASSROOM_SERVER_PORTS": f"{base_port + 10}-{base_port + 99}", "CLASSROOM_SERVICE_TOKEN": self.token,
-               "CLASSROOM_PASSWORD": PASSWORD, "PATH": f"{bin_folder}{os.pathsep}{os.environ.get('PATH', '')}",
+               "PATH": f"{bin_folder}{os.pathsep}{os.environ.get('PATH', '')}",
                **environment}
         for variable in (*LIBRARY_VARIABLES, COURSE_THREADS):
             env.pop(variable, None)  # the course's own choice, as in a real class
@@ -137,7 +138,7 @@ class Hub:
 
 
 def log_in(hub: Hub, user: str) -> float:
-    """Log ``user`` in with the class password, as the login form does, and follow them to
+    """Log ``user`` in with their password, as the login form does, and follow them to
     their first page (nbgitpuller's, once their server runs); return the seconds it took."""
     import requests
 
@@ -145,7 +146,7 @@ def log_in(hub: Hub, user: str) -> float:
     with requests.Session() as browser:
         browser.get(f"{hub.url}/hub/login", timeout=120).raise_for_status()
         browser.post(f"{hub.url}/hub/login", timeout=600, data={
-            "username": user, "password": PASSWORD, "_xsrf": browser.cookies.get("_xsrf", "")}).raise_for_status()
+            "username": user, "password": hub.passwords[user], "_xsrf": browser.cookies.get("_xsrf", "")}).raise_for_status()
         while not hub.api("GET", f"/hub/api/users/{user}")["servers"].get("", {}).get("ready"):
             if time.perf_counter() - started > 600:  # the spawn page waits for this in a browser
                 raise RuntimeError(f"{user}'s server not ready after 600 s")
@@ -273,7 +274,7 @@ def load_test(levels: list[int], notebook: str, done_row=lambda rows, info: None
 
     rows, info = [], {}
     with tempfile.TemporaryDirectory(prefix="classroom-") as state_folder:
-        hub = Hub(Path(state_folder), base_port)
+        hub = Hub(Path(state_folder), base_port, students=tuple(f"s{n + 1}" for n in range(1 + sum(levels))))
         info["hub_start_s"] = hub.seconds_to_start
         try:
             done = 0
@@ -340,7 +341,7 @@ def report(rows: list[dict], info: dict, notebook: str, stamp: str) -> str:
             f"{len(failures)}" + (f" ({failures[0]['error']})" if failures else "")])
     return (f"{HEADING}\n\nMeasured {stamp} UTC by benchmarks/classroom.py: the hub of classroom/ "
             f"(started in {info['hub_start_s']:.0f} s) on this {os.cpu_count()}-core machine, each student's server "
-            "and kernels running as their own system user; students logging in with the class password and "
+            "and kernels running as their own system user; students logging in with their own passwords and "
             f"following the hub to their first page (nbgitpuller's), each getting the student edition with nbgitpuller, running {notebook} in a kernel "
             "of their own server and moving one slider of its widget; all students of a row at once. Memory: the "
             "proportional set size (shared libraries counted once) of a student's server and kernel after the "
@@ -368,7 +369,7 @@ def trial(base_port: int = BASE_PORT) -> None:
     if problem:
         raise SystemExit(f"classroom trial needs a browser: {problem}")
     with tempfile.TemporaryDirectory(prefix="classroom-") as state_folder:
-        hub = Hub(Path(state_folder), base_port)
+        hub = Hub(Path(state_folder), base_port, students=("student1",))
         print(f"hub started in {hub.seconds_to_start:.0f} s", flush=True)
         try:
             with chromium() as browser:
@@ -378,7 +379,7 @@ def trial(base_port: int = BASE_PORT) -> None:
                 started = time.perf_counter()
                 page.goto(f"{hub.url}/hub/login", timeout=120_000)
                 page.fill("input[name=username]", "student1")
-                page.fill("input[name=password]", PASSWORD)
+                page.fill("input[name=password]", hub.passwords["student1"])
                 page.click("input[type=submit], button[type=submit]")
                 page.wait_for_url(f"**/user/student1/lab/tree/{FOLDER}/notebooks/00_start_here.ipynb*",
                                   timeout=600_000)

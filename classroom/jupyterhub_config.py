@@ -10,12 +10,10 @@
 # and checks the ports; everything below can be changed with the environment variables named
 # in CAPITALS (the Makefile passes them through).
 #
-# Logging in: JupyterHub's shared-password authenticator. Students give their name and the
-# class password (CLASSROOM_PASSWORD); CLASSROOM_STUDENTS (names separated by spaces) lets only
-# those names in. Anyone who knows the class password can log in under any student's name, so
-# for a class where that matters use a real authenticator (README, "For teachers").
+# Logging in: each student with their own name and password, made by `make classroom-accounts`
+# (scripts/classroom_accounts.py) from the class list; the hub keeps only salted hashes, in
+# STATE/hub, and admits exactly the names there (scripts/classroom_login.py).
 import os
-import secrets
 import sys
 from pathlib import Path
 from urllib.parse import urlencode
@@ -23,7 +21,8 @@ from urllib.parse import urlencode
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
-from scripts.classroom_host import ensure_student, state_folder  # noqa: E402
+from scripts.classroom_accounts import hashes_path  # noqa: E402
+from scripts.classroom_host import ensure_student, state_folder, teacher_name  # noqa: E402
 
 STATE = state_folder()  # CLASSROOM_STATE, by default /var/lib/residual-course-classroom
 HUB_FILES = STATE / "hub"  # the database, cookie secret and PID file: root's only
@@ -34,7 +33,7 @@ PYTHON_BIN = STATE / "python" / "bin"  # the course's environment, readable by s
 REPO = os.environ.get("CLASSROOM_REPO", str(EDITION))
 BRANCH = os.environ.get("CLASSROOM_BRANCH", "main")
 FOLDER = os.environ.get("CLASSROOM_FOLDER", "residual-course")  # the folder in each student's home
-TEACHER = os.environ.get("CLASSROOM_TEACHER", "teacher")
+TEACHER = teacher_name()  # CLASSROOM_TEACHER, by default "teacher"
 # Terminals are off for students (a terminal is a shell on this machine): CLASSROOM_TERMINALS=1 turns them on.
 TERMINALS = os.environ.get("CLASSROOM_TERMINALS", "0").lower() in ("1", "true", "yes")
 # Per student, from benchmarks/RESULTS.md: a kernel with torch peaks at 300-470 MB; with at
@@ -44,21 +43,9 @@ MEMORY = os.environ.get("CLASSROOM_MEMORY", "2G")
 CPUS = float(os.environ.get("CLASSROOM_CPUS", "1"))
 
 
-def teacher_password() -> str:
-    """CLASSROOM_TEACHER_PASSWORD, or one made up on the first start and kept in STATE/hub."""
-    if os.environ.get("CLASSROOM_TEACHER_PASSWORD"):
-        return os.environ["CLASSROOM_TEACHER_PASSWORD"]
-    HUB_FILES.mkdir(mode=0o700, parents=True, exist_ok=True)
-    kept = HUB_FILES / "teacher-password"
-    if not kept.is_file():
-        kept.touch(mode=0o600)
-        kept.write_text(secrets.token_urlsafe(32))
-    return kept.read_text().strip()
-
-
 c = get_config()  # noqa: F821
-# 0.0.0.0 lets other machines in: anyone who reaches this port and knows the class password
-# gets a server on this machine (README, "For teachers").
+# 0.0.0.0 lets other machines in: serve it behind HTTPS, since passwords cross the network
+# (README, "For teachers").
 c.JupyterHub.ip = os.environ.get("CLASSROOM_IP", "127.0.0.1")
 c.JupyterHub.port = int(os.environ.get("CLASSROOM_PORT", "8000"))
 c.JupyterHub.hub_port = int(os.environ.get("CLASSROOM_HUB_PORT", "8081"))
@@ -68,14 +55,9 @@ c.JupyterHub.db_url = f"sqlite:///{HUB_FILES / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(HUB_FILES / "jupyterhub_cookie_secret")
 c.JupyterHub.pid_file = str(HUB_FILES / "jupyterhub.pid")
 
-c.JupyterHub.authenticator_class = "shared-password"
-c.SharedPasswordAuthenticator.user_password = os.environ.get("CLASSROOM_PASSWORD", "residual")
-c.SharedPasswordAuthenticator.admin_password = teacher_password()
+c.JupyterHub.authenticator_class = "scripts.classroom_login.ClassListAuthenticator"
+c.ClassListAuthenticator.passwords_file = str(hashes_path(STATE))
 c.Authenticator.admin_users = {TEACHER}
-if os.environ.get("CLASSROOM_STUDENTS", "").split():
-    c.Authenticator.allowed_users = set(os.environ["CLASSROOM_STUDENTS"].split())
-else:
-    c.Authenticator.allow_all = True
 
 # Every server runs as its user's own system user (the hub runs as root to start them).
 c.JupyterHub.spawner_class = "localprocess"
@@ -83,9 +65,11 @@ c.Spawner.cmd = [str(PYTHON_BIN / "jupyterhub-singleuser")]
 COMMON_ARGS = [f"--config={EDITION / 'binder' / 'jupyter_server_config.py'}",
                f"--LabApp.app_settings_dir={EDITION / 'binder'}"]  # overrides.json: no news, kernels end with their tab
 STUDENT_ARGS = [] if TERMINALS else ["--ServerApp.terminals_enabled=False"]
-# The teacher's server gets nbgrader's formgrader and course list; students' servers get none
-# of nbgrader's extensions (binder/jupyter_server_config.py switches them off).
-TEACHER_ARGS = [f"--ServerApp.jpserver_extensions=nbgrader.server_extensions.{name}={name in ('formgrader', 'course_list')}"
+# The teacher's server gets nbgrader's formgrader, on the course in their home (STATE/homes/TEACHER/
+# nbgrader, named by the nbgrader_config.py there: classroom_host.prepare_teacher). Nobody gets
+# nbgrader's exchange (course list, assignment list): nbgitpuller hands out, make collect collects.
+# Students' servers get none of nbgrader's extensions (binder/jupyter_server_config.py switches them off).
+TEACHER_ARGS = [f"--ServerApp.jpserver_extensions=nbgrader.server_extensions.{name}={name == 'formgrader'}"
                 for name in ("formgrader", "course_list", "assignment_list", "validate_assignment")]
 c.Spawner.environment = {
     "COURSE_MAX_KERNELS": MAX_KERNELS,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """nbgrader's autograde for every collected assignment, after refusing what it would grade wrongly.
 
-    python -m scripts.autograde                  # build/nbgrader
+    python -m scripts.autograde                  # the hub's course, or build/nbgrader (scripts.collect_submissions)
     python -m scripts.autograde --course DIR
 
 nbgrader scores a notebook without its grade cells 0, with exit status 0 and no warning.
@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from scripts.build_student_edition import ROOT
+from scripts.classroom_host import hand_to_teacher
 from scripts.collect_submissions import DEFAULT_COURSE, ungradable
 
 
@@ -79,6 +80,8 @@ def course_command(argv, *, doc: str, name: str, action, summary: str) -> int:
     except (Refused, FileNotFoundError, RuntimeError) as error:
         print(f"make {name}: {error}", file=sys.stderr)
         return 1
+    finally:
+        hand_to_teacher(args.course)  # the hub's course: its gradebook is the formgrader's too
     print(summary.format(count=len(done), course=args.course.resolve()))
     return 0
 

@@ -1,8 +1,12 @@
 #!/usr/bin/env python
 """Write an nbgrader course from the teacher edition (the committed notebooks).
 
-    python -m scripts.build_nbgrader               # into build/nbgrader/
+    python -m scripts.build_nbgrader               # what make nbgrader does: the course, then its release/
     python -m scripts.build_nbgrader --out DIR
+
+The course goes into the hub's course folder (STATE/homes/TEACHER/nbgrader, where the
+teacher's formgrader finds it) once ``make classroom`` has prepared the hub on this machine,
+into build/nbgrader/ otherwise (scripts.classroom_host.grading_course).
 
 One assignment per notebook with exercises (notebook 00 has none, so it is not one):
 ``source/<notebook name without .ipynb>/<notebook>``, with nbgrader's cell metadata added to
@@ -38,8 +42,9 @@ import nbformat
 
 from scripts.build_student_edition import (ANSWER, CHECK, ROOT, SOLUTION, _clear_outputs, build_command, course_notebooks,
                                           student_notebook, tags)
+from scripts.classroom_host import grading_course, hand_to_teacher
 
-DEFAULT_OUT = ROOT / "build" / "nbgrader"
+DEFAULT_OUT = grading_course()
 STUB = 'raise NotImplementedError("Exercise: write your code here")'
 ANSWER_STUB = "YOUR ANSWER HERE"  # nbgrader's own text for an answer to write
 GRADED_IMPORT = "from utils.exercises.grading import graded"
@@ -47,12 +52,9 @@ _NUMBERED = re.compile(r"^\d+\.\s", re.MULTILINE)
 
 
 def nbgrader_config() -> str:
-    """The course's nbgrader_config.py. nbgrader is imported here only: the unit tests of
-    make test-versions run without it."""
-    import nbgrader
-
-    # nbgrader's own feedback template, which the course's (classroom/feedback_page) extends
-    templates = str(Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates")
+    """The course's nbgrader_config.py. It names nothing in this repository: the hub's teacher,
+    whose formgrader reads it too, cannot read the repository (the feedback page's template is
+    make feedback's argument, scripts.feedback)."""
     return "\n".join([
         "# nbgrader configuration of the course, written by scripts/build_nbgrader.py.",
         "c = get_config()  # noqa: F821",
@@ -62,10 +64,8 @@ def nbgrader_config() -> str:
         f"c.ClearSolutions.text_stub = {ANSWER_STUB!r}",
         "# Some notebooks train for seconds: allow a slow machine.",
         "c.ExecutePreprocessor.timeout = 600",
-        "# Feedback: the course's page (classroom/feedback_page: MathJax from feedback/STUDENT/mathjax, no",
-        "# CDN), with code exercises and written answers scored apart (scripts/feedback).",
-        f"c.HTMLExporter.extra_template_basedirs = [{str(ROOT / 'classroom')!r}, {templates!r}]",
-        "c.HTMLExporter.template_name = 'feedback_page'",
+        "# Feedback: make feedback gives nbgrader the course's page (classroom/feedback_page: MathJax from",
+        "# feedback/STUDENT/mathjax, no CDN) and scores code exercises and written answers apart (scripts/feedback).",
         "# The score summary needs the course's scripts, which make feedback puts on PYTHONPATH; run",
         "# otherwise, nbgrader writes its own pages, with one total.",
         "try:",
@@ -154,9 +154,23 @@ def build(out: Path = DEFAULT_OUT, notebooks: Path = ROOT / "notebooks") -> list
     return written
 
 
+def build_and_release(out: Path = DEFAULT_OUT) -> list[Path]:
+    """:func:`build`, then nbgrader's ``generate_assignment`` of every assignment (its
+    ``release/`` and gradebook, which autograde needs); the hub's course goes back to the teacher."""
+    from scripts.autograde import run_nbgrader
+
+    written = build(out)
+    try:
+        for source in written:
+            run_nbgrader(Path(out).resolve(), "generate_assignment", source.parent.name, "--force")
+    finally:
+        hand_to_teacher(out)
+    return written
+
+
 def main(argv=None) -> int:
-    return build_command(argv, doc=__doc__, default_out=DEFAULT_OUT, builder=build,
-                         summary="nbgrader course: {count} assignments in {out}/source")
+    return build_command(argv, doc=__doc__, default_out=DEFAULT_OUT, builder=build_and_release,
+                         summary="nbgrader course: {count} assignments in {out}/source, released into {out}/release")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """What the class got wrong: every exercise's outcomes across the autograded notebooks.
 
-    python -m scripts.class_report                    # build/nbgrader -> build/class-report/
+    python -m scripts.class_report                    # the hub's course (or build/nbgrader) -> build/class-report/
     python -m scripts.class_report --names            # say which student made which mistake
 
 Reads each autograded notebook's check cells (the record ``utils.exercises.grading.graded``
@@ -30,9 +30,9 @@ from pathlib import Path
 import nbformat
 
 from scripts.build_student_edition import ROOT
+from scripts.collect_submissions import DEFAULT_COURSE
 from utils.exercises.grading import RECORD_TYPE
 
-DEFAULT_COURSE = ROOT / "build" / "nbgrader"
 DEFAULT_OUT = ROOT / "build" / "class-report"
 PASSED, NOT_STARTED, NO_VERDICT, UNNAMED = "passed", "not started", "check did not run", "(mistake without a key)"
 

@@ -8,15 +8,19 @@ Checks that the three ports the hub needs are free and that Node.js is new enoug
 proxy, then prepares the hub's state folder (``CLASSROOM_STATE``, by default
 /var/lib/residual-course-classroom, outside the repository so no clean deletes it):
 
-    STATE/hub/                    the hub's database, cookie secret and PID file (root only)
+    STATE/hub/                    the hub's database, cookie secret, PID file, the students'
+                                  password hashes and the slips to hand out (root only)
     STATE/homes/NAME/             each student's home folder (0700, owned by the student)
+    STATE/homes/TEACHER/nbgrader/ the nbgrader course make nbgrader, collect, autograde and
+                                  feedback use, and the teacher's formgrader shows
     STATE/python/                 the Python students' servers and kernels run (root-owned)
     STATE/utils/current/          the published ``utils`` (scripts.publish_student_edition)
     STATE/student-edition.git     what nbgitpuller copies into each home folder
     STATE/gitconfig               students' git configuration (names that repository safe)
 
 It also makes the teacher edition (this repository, with every solution) unreadable by
-other users. The hub creates each student's system user when their server first starts
+other users, and adds the class list's new names to the hub's accounts
+(scripts.classroom_accounts). The hub creates each student's system user when their server first starts
 (``ensure_student``); students share the group ``residual-course``, and a name that already
 belongs to a user outside it (root, a service, a colleague) is refused.
 """
@@ -47,6 +51,65 @@ _NAME = re.compile(r"[a-z_][a-z0-9_-]{0,30}")
 def state_folder() -> Path:
     """Where the hub keeps its state: CLASSROOM_STATE, or the documented default."""
     return Path(os.environ.get("CLASSROOM_STATE") or DEFAULT_STATE).resolve()
+
+
+def teacher_name() -> str:
+    """The teacher's name on the hub (CLASSROOM_TEACHER): its admin, with the formgrader."""
+    return os.environ.get("CLASSROOM_TEACHER", "teacher")
+
+
+def check_name(name: str) -> str:
+    """``name`` if it can be a student's system user's name; ValueError with a sentence if not."""
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"{name!r} cannot be a system user's name: use lower-case letters, digits, '-' and '_' "
+                         "(starting with a letter or '_', at most 31 characters).")
+    return name
+
+
+def hub_course(state: Path) -> Path:
+    """The hub's nbgrader course: in the teacher's home, where the teacher's formgrader finds it
+    (nbgrader wants the course inside the server's root folder) and no student can read it."""
+    return state / "homes" / teacher_name() / "nbgrader"
+
+
+def grading_course() -> Path:
+    """The nbgrader course make nbgrader, collect, autograde, feedback and class-report use: the
+    hub's (:func:`hub_course`) once scripts.classroom_host has prepared the state folder on this
+    machine, build/nbgrader otherwise."""
+    state = state_folder()
+    return hub_course(state) if (state / "hub").is_dir() else ROOT / "build" / "nbgrader"
+
+
+def hand_to_teacher(course: Path) -> None:
+    """Give the hub's course back to the teacher's user after root wrote to it (make nbgrader,
+    collect, autograde, feedback), so the formgrader can read and write its gradebook; any
+    other course is left as it is."""
+    course = Path(course).resolve()
+    if course != hub_course(state_folder()) or not course.is_dir():
+        return
+    teacher = pwd.getpwnam(teacher_name())
+    for folder, folders, files in os.walk(course):
+        for name in [folder, *(os.path.join(folder, entry) for entry in folders + files)]:
+            os.chown(name, teacher.pw_uid, teacher.pw_gid, follow_symlinks=False)
+    course.chmod(0o700)
+
+
+def prepare_teacher(state: Path) -> Path:
+    """The teacher's user, their course folder (:func:`hub_course`) and the nbgrader_config.py
+    in their home that points the formgrader at it. nbgrader's exchange is not used (nbgitpuller
+    hands out, make collect collects), so the course has no course id and the formgrader's
+    release and collect buttons stay off. Returns the course."""
+    teacher = ensure_student(teacher_name(), state, admin=True)
+    course = hub_course(state)
+    course.mkdir(exist_ok=True)
+    config = Path(teacher.pw_dir) / "nbgrader_config.py"
+    config.write_text("# Written by scripts/classroom_host.py: the hub's nbgrader course (README, \"Grading\").\n"
+                      "c = get_config()  # noqa: F821\n"
+                      f"c.CourseDirectory.root = {str(course)!r}\n")
+    for path in (config, course):
+        os.chown(path, teacher.pw_uid, teacher.pw_gid)
+    course.chmod(0o700)
+    return course
 
 
 def busy_ports(ports: dict[str, int], host: str = "127.0.0.1") -> list[str]:
@@ -171,8 +234,7 @@ def ensure_student(name: str, state: Path, *, admin: bool = False) -> pwd.struct
     """The system user ``name`` for a student (or the teacher, ``admin``), created on first use
     with a home folder STATE/homes/NAME that only they can read; a name taken by a user outside
     the course's group is refused."""
-    if not _NAME.fullmatch(name):
-        raise ValueError(f"{name!r} cannot be a system user's name: use lower-case letters, digits, '-' and '_'.")
+    check_name(name)
     try:
         group = grp.getgrnam(STUDENTS_GROUP)
     except KeyError:
@@ -213,11 +275,15 @@ def remove_students(state: Path) -> list[str]:
 
 
 def prepare(state: Path) -> None:
-    """Everything the hub needs before it starts: the state folder, the teacher edition closed,
-    the students' Python, and the student edition and its utils published."""
+    """Everything the hub needs before it starts: the state folder, the class's accounts, the
+    teacher's course, the teacher edition closed, the students' Python, and the student edition
+    and its utils published."""
+    from scripts.classroom_accounts import accounts_from_environment
     from scripts.publish_student_edition import publish, publish_utils
 
     prepare_state(state)
+    accounts_from_environment(state)
+    prepare_teacher(state)
     if lock_teacher_edition():
         print(f"{ROOT} (the teacher edition, with every solution) is now closed to other users (chmod o-rwx).")
     student_python(state)
@@ -234,10 +300,12 @@ def hub_ports(environment=os.environ) -> dict[str, int]:
 
 def preflight(state: Path, ports: dict[str, int]) -> list[str]:
     """One sentence for each reason the hub cannot start now (none: it can)."""
+    from scripts.classroom_accounts import class_list_problem
+
     problems = busy_ports(ports)
-    problem = node_problem(node_version())
-    if problem:
-        problems.append(problem)
+    for problem in (node_problem(node_version()), class_list_problem(state)):
+        if problem:
+            problems.append(problem)
     if not PROXY_PACKAGE.is_file():
         problems.append(f"The proxy is not installed: run  cd {ROOT / 'classroom'} && npm ci")
     if os.geteuid() != 0:

@@ -4,6 +4,9 @@
     python -m scripts.collect_submissions                      # homes in CLASSROOM_STATE/homes
     python -m scripts.collect_submissions --homes /home --course build/nbgrader
 
+The course is the hub's (STATE/homes/TEACHER/nbgrader) on a machine where ``make classroom``
+prepared the hub, build/nbgrader otherwise (scripts.classroom_host.grading_course).
+
 A student is a folder ``HOMES/NAME`` holding the course's folder (``residual-course``,
 CLASSROOM_FOLDER) that nbgitpuller made. For every assignment of the course (its
 ``source/``), the student's notebook of that name is copied to
@@ -27,10 +30,10 @@ import nbformat
 
 from scripts.build_nbgrader import grade_ids
 from scripts.build_student_edition import ROOT
-from scripts.classroom_host import state_folder
+from scripts.classroom_host import grading_course, hand_to_teacher, state_folder, teacher_name
 from utils.exercises.attempts import LOG_NAME
 
-DEFAULT_COURSE = ROOT / "build" / "nbgrader"
+DEFAULT_COURSE = grading_course()
 DEFAULT_HOMES = state_folder() / "homes"  # the hub's (scripts.classroom_host)
 DEFAULT_FOLDER = os.environ.get("CLASSROOM_FOLDER", "residual-course")
 
@@ -58,12 +61,13 @@ def ungradable(path: Path) -> str | None:
 
 
 def student_folders(homes: Path, folder: str = DEFAULT_FOLDER) -> dict[str, Path]:
-    """Student name -> their copy of the course (``homes/NAME/folder``), for every home that has one."""
+    """Student name -> their copy of the course (``homes/NAME/folder``), for every home that has
+    one; the teacher's (CLASSROOM_TEACHER) is not a student's."""
     homes = Path(homes)
     if not homes.is_dir():
         raise FileNotFoundError(f"no folder {homes}: pass the students' homes with --homes (HOMES= for make)")
     return {home.name: home / folder for home in sorted(homes.iterdir())
-            if (home / folder / "notebooks").is_dir()}
+            if (home / folder / "notebooks").is_dir() and home.name != teacher_name()}
 
 
 def collect(homes: Path = DEFAULT_HOMES, course: Path = DEFAULT_COURSE, folder: str = DEFAULT_FOLDER) -> Collected:
@@ -107,6 +111,8 @@ def main(argv=None) -> int:
     except FileNotFoundError as error:
         print(f"make collect: {error}", file=sys.stderr)
         return 1
+    finally:
+        hand_to_teacher(args.course)
     students = {path.parent.parent.name for path in done.copied}
     print(f"collected {len(done.copied)} notebooks of {len(students)} students into {args.course.resolve() / 'submitted'}"
           + (f", and {len(done.logs)} logs of checks" if done.logs else ""))

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Feedback pages for the autograded notebooks, offline and with honest scores.
 
-    python -m scripts.feedback                 # every assignment of build/nbgrader
+    python -m scripts.feedback                 # every assignment of the hub's course, or of build/nbgrader
     python -m scripts.feedback --course DIR
 
 Runs nbgrader's ``generate_feedback`` for every assignment that has autograded notebooks,
@@ -27,6 +27,18 @@ from scripts.build_student_edition import ROOT
 from scripts.collect_submissions import DEFAULT_COURSE
 
 MATHJAX = ROOT / "site" / "node_modules" / "mathjax" / "es5" / "tex-svg-full.js"  # site/package-lock.json pins it
+
+
+def feedback_page_arguments() -> list[str]:
+    """nbgrader's options for the course's page (classroom/feedback_page, which extends nbgrader's
+    own feedback template). Given to generate_feedback only, not in the course's nbgrader_config.py,
+    where they would also replace the template of the formgrader's grading page."""
+    import nbgrader
+
+    templates = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader" / "templates"
+    return ["--HTMLExporter.template_name=feedback_page",
+            f"--HTMLExporter.extra_template_basedirs={ROOT / 'classroom'}",
+            f"--HTMLExporter.extra_template_basedirs={templates}"]
 
 
 def score_summary(cells) -> str:
@@ -96,7 +108,7 @@ def generate(course: Path = DEFAULT_COURSE) -> list[Path]:
     if not MATHJAX.is_file():
         raise FileNotFoundError(f"{MATHJAX} is missing: run `cd site && npm ci` (the Makefile's site/node_modules step)")
     for assignment in assignments:
-        run_nbgrader(course, "generate_feedback", assignment, "--force")
+        run_nbgrader(course, "generate_feedback", assignment, "--force", *feedback_page_arguments())
     for student in sorted(p for p in (course / "feedback").iterdir() if p.is_dir()):
         (student / "mathjax").mkdir(exist_ok=True)
         shutil.copy2(MATHJAX, student / "mathjax" / MATHJAX.name)

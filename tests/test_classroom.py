@@ -5,7 +5,10 @@ down the longest-idle kernel to make room (real kernels, no browser)."""
 from __future__ import annotations
 
 import asyncio
+import csv
+import json
 import os
+import pwd
 import re
 import socket
 import subprocess
@@ -98,9 +101,10 @@ def test_the_kernel_manager_shuts_down_the_longest_idle_kernel_to_make_room(tmp_
 
 def test_the_hub_config_points_at_what_exists():
     state = "/tmp/classroom-state"
-    config = load(HUB_CONFIG, CLASSROOM_STATE=state, CLASSROOM_TEACHER_PASSWORD="t" * 32)
-    assert config.JupyterHub.authenticator_class == "shared-password"
-    assert config.Authenticator.admin_users == {"teacher"} and len(config.SharedPasswordAuthenticator.admin_password) >= 32
+    config = load(HUB_CONFIG, CLASSROOM_STATE=state, CLASSROOM_TEACHER="teacher")
+    assert config.JupyterHub.authenticator_class == "scripts.classroom_login.ClassListAuthenticator"
+    assert config.ClassListAuthenticator.passwords_file == f"{state}/hub/passwords.json"
+    assert config.Authenticator.admin_users == {"teacher"} and "allow_all" not in config.Authenticator
     assert config.JupyterHub.spawner_class == "localprocess"  # each server as its student's own system user
     assert config.JupyterHub.cookie_secret_file == f"{state}/hub/jupyterhub_cookie_secret"
     assert config.JupyterHub.db_url == f"sqlite:///{state}/hub/jupyterhub.sqlite"
@@ -114,6 +118,58 @@ def test_the_hub_config_points_at_what_exists():
     assert url.path == "/git-pull" and query["repo"] == [f"{state}/student-edition.git"]
     assert query["urlpath"][0].endswith("notebooks/00_start_here.ipynb")
     assert config.Spawner.cpu_limit == 1 and gigabytes(config.Spawner.mem_limit) == 2
+
+
+def test_each_student_gets_a_password_of_their_own_kept_only_as_a_hash(tmp_path, monkeypatch):
+    """make classroom-accounts: a password per name on the class list and for the teacher, the
+    hashes and slips root's only; new names added without changing anyone's password; one reset;
+    the hub's authenticator admits a name with its own password only. Bad input: one sentence."""
+    from scripts import classroom_accounts as accounts
+    from scripts.classroom_login import ClassListAuthenticator
+
+    roster = tmp_path / "class.txt"
+    roster.write_text("alice\nbob  # sits at the back\n\n")
+    monkeypatch.setenv("CLASSROOM_ROSTER", str(roster))
+    monkeypatch.delenv("CLASSROOM_TEACHER", raising=False)
+    state = tmp_path / "state"
+    first = accounts.accounts_from_environment(state)
+    assert sorted(first) == ["alice", "bob", "teacher"] and len(set(first.values())) == 3
+    hashes = state / "hub" / accounts.HASHES
+    for path in (hashes, state / "hub" / accounts.SLIPS, state / "hub" / accounts.PRINTABLE):
+        assert path.stat().st_mode & 0o777 == 0o600
+    stored = json.loads(hashes.read_text())
+    assert all(password not in hashes.read_text() for password in first.values())
+    assert accounts.verify(first["bob"], stored["bob"]) and not accounts.verify(first["bob"], stored["alice"])
+    assert first["alice"] in (state / "hub" / accounts.PRINTABLE).read_text()
+
+    roster.write_text("alice\nbob\ncarol\n")
+    assert list(accounts.accounts_from_environment(state)) == ["carol"]
+    kept = json.loads(hashes.read_text())
+    assert kept["alice"] == stored["alice"] and kept["bob"] == stored["bob"]
+    new = accounts.reset(state, "bob")
+    assert accounts.verify(new, json.loads(hashes.read_text())["bob"]) and new != first["bob"]
+    with (state / "hub" / accounts.SLIPS).open() as handle:
+        slips = {row["name"]: row["password"] for row in csv.DictReader(handle)}
+    assert slips["bob"] == new and slips["alice"] == first["alice"]
+
+    login = ClassListAuthenticator(passwords_file=str(hashes))
+    def attempt(name, password):
+        return asyncio.run(login.get_authenticated_user(None, {"username": name, "password": password}))
+    assert attempt("alice", first["alice"])["name"] == "alice"
+    assert attempt("alice", new) is None  # bob's password with alice's name
+    assert attempt("bob", first["bob"]) is None  # the password before the reset
+    assert attempt("mallory", new) is None and not login.check_allowed("mallory")
+
+    with pytest.raises(KeyError, match="'dave' has no account on this hub"):
+        accounts.reset(state, "dave")
+    monkeypatch.setenv("CLASSROOM_ROSTER", str(tmp_path / "missing.txt"))
+    assert accounts.class_list_problem(state) == (f"CLASSROOM_ROSTER={tmp_path / 'missing.txt'}: no such file (the "
+                                                  "class list, one name a line).")
+    monkeypatch.delenv("CLASSROOM_ROSTER")
+    monkeypatch.setenv("CLASSROOM_STUDENTS", "alice Bob")
+    assert "the class list names 'Bob' cannot be a system user's name" in accounts.class_list_problem(state)
+    monkeypatch.delenv("CLASSROOM_STUDENTS")
+    assert accounts.class_list_problem(tmp_path / "elsewhere").startswith("No class list: name the students")
 
 
 def test_the_hub_keeps_its_state_outside_the_repository(monkeypatch):
@@ -256,22 +312,65 @@ KERNEL_RUN_JS = """async code => {
   await future.done;
   return text;
 }"""
-TEST_BASE_PORT = 9300  # the hub 9300, proxy API 9301, hub API 9302, students' servers 9310-9399
+# The hub 9300, proxy API 9301, hub API 9302, students' servers 9310-9399; CLASSROOM_TEST_PORT
+# moves them and CLASSROOM_TEST_PREFIX prefixes the students' names, for two runs on one machine
+# (CLASSROOM_TEACHER names the teacher's user).
+TEST_BASE_PORT = int(os.environ.get("CLASSROOM_TEST_PORT", "9300"))
+PREFIX = os.environ.get("CLASSROOM_TEST_PREFIX", "")
+
+
+def _login_refused(hub, name: str, password: str) -> bool:
+    """Whether the hub's login form turns ``name`` with ``password`` away."""
+    import requests
+
+    with requests.Session() as browser:
+        browser.get(f"{hub.url}/hub/login", timeout=120).raise_for_status()
+        response = browser.post(f"{hub.url}/hub/login", timeout=300, allow_redirects=False, data={
+            "username": name, "password": password, "_xsrf": browser.cookies.get("_xsrf", "")})
+        return response.status_code == 403 and "jupyterhub-session-id" not in browser.cookies
+
+
+def _write_as_student(hub, user: str, notebook) -> None:
+    """Save ``notebook`` over the student's notebook 01 through their own server's contents API
+    (the file is written by their server, as their user, as JupyterLab saves it)."""
+    import requests
+
+    from benchmarks.classroom import FOLDER
+    from tests.test_grading import NOTEBOOK
+
+    response = requests.put(f"{hub.url}/user/{user}/api/contents/{FOLDER}/notebooks/{NOTEBOOK}", timeout=120,
+                            headers={"Authorization": f"token {hub.token}"},
+                            json={"type": "notebook", "format": "json", "content": notebook})
+    assert response.status_code == 200, response.text[:300]
+
+
+def _run_as_teacher(module: str, *args: str, state: Path) -> subprocess.CompletedProcess:
+    """``python -m scripts.MODULE ARGS`` as `make` runs it on the hub's machine (its state folder set)."""
+    return subprocess.run([sys.executable, "-m", f"scripts.{module}", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=1200, env={**os.environ, "CLASSROOM_STATE": str(state)})
 
 
 @pytest.mark.browser
-def test_students_are_kept_apart_on_one_machine():
-    """As bob in Chromium, on the hub `make classroom` starts: his kernel runs as his own user,
-    imports the published utils, cannot read alice's home, the teacher edition or the hub's
-    secret, and he cannot open a terminal; the teacher's server has the formgrader, his not."""
-    import json
+def test_a_class_on_one_machine_logs_in_apart_and_is_graded(monkeypatch):
+    """On the hub `make classroom` starts, with alice and bob on the class list: bob logs in in
+    Chromium with his own password (his with alice's name, and a name not on the list, are
+    refused); his kernel runs as his own user, imports the published utils, cannot read alice's
+    home, the teacher edition, the hub's secret, the password hashes or the teacher's course,
+    and he cannot open a terminal. alice gets her copy through nbgitpuller too; alice's notebook
+    01 is saved with right answers, bob's with a recorded wrong one; make collect, autograde and
+    class-report on the hub's course give 2 / 2 and 1 / 2 and count exactly bob's mistake; the
+    teacher's formgrader lists the assignment with both submissions, students' servers have none."""
     import shutil
     import tempfile
 
+    import nbformat
     import requests
 
-    from benchmarks.classroom import FOLDER, PASSWORD, Hub
+    from benchmarks.classroom import FOLDER, Hub, pull
     from benchmarks.lab_session import chromium, missing_browser, wait_for_idle_kernel
+    from scripts.classroom_accounts import HASHES
+    from tests.test_grading import (ASSIGNMENT, NOTEBOOK, answered, code_score, one_assignment_course,
+                                    right_and_wrong_answers)
 
     problem = missing_browser() or (None if os.geteuid() == 0 else "the hub must run as root to start students' "
                                     "servers as their own users")
@@ -279,58 +378,93 @@ def test_students_are_kept_apart_on_one_machine():
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI=true: this test must run here, but {problem}")
         pytest.skip(problem)
+    alice_name, bob_name, teacher = f"{PREFIX}alice", f"{PREFIX}bob", classroom_host.teacher_name()
     state = Path(tempfile.mkdtemp(prefix="classroom-test-"))  # not under pytest's root-only tmp folder
+    monkeypatch.setenv("CLASSROOM_STATE", str(state))
     hub = None
     try:
-        hub = Hub(state, TEST_BASE_PORT)
-        alice = classroom_host.ensure_student("alice", state)
+        hub = Hub(state, TEST_BASE_PORT, students=(alice_name, bob_name))
+        course = classroom_host.hub_course(state)
+        assert classroom_host.grading_course() == course  # what make nbgrader, collect, ... use on this machine
+        one_assignment_course(course)  # make nbgrader, for notebook 01 alone
+        classroom_host.hand_to_teacher(course)
+        alice = classroom_host.ensure_student(alice_name, state)
         (Path(alice.pw_dir) / "answers.txt").write_text("alice's work")
         os.chown(Path(alice.pw_dir) / "answers.txt", alice.pw_uid, alice.pw_gid)
         with pytest.raises(PermissionError, match="outside the course"):
             classroom_host.ensure_student("root", state)  # a name taken by this machine's own users
         secret = state / "hub" / "jupyterhub_cookie_secret"
-        solutions = ROOT / "notebooks" / "01_residual_block_by_hand.ipynb"
-        assert secret.is_file() and solutions.is_file()
+        solutions = ROOT / "notebooks" / NOTEBOOK
+        assert secret.is_file() and solutions.is_file() and (course / "gradebook.db").is_file()
         paths = [alice.pw_dir, f"{alice.pw_dir}/answers.txt", str(solutions), str(ROOT), str(secret),
-                 str(state / "hub" / "jupyterhub.sqlite")]
+                 str(state / "hub" / "jupyterhub.sqlite"), str(state / "hub" / HASHES), str(course),
+                 str(course / "gradebook.db")]
 
+        assert _login_refused(hub, alice_name, hub.passwords[bob_name]), "bob's password with alice's name"
+        assert _login_refused(hub, f"{PREFIX}mallory", hub.passwords[bob_name]), "a name not on the class list"
         with chromium() as browser:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             errors = []
             page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
             page.goto(f"{hub.url}/hub/login", timeout=120_000)
-            page.fill("input[name=username]", "bob")
-            page.fill("input[name=password]", PASSWORD)
+            page.fill("input[name=username]", bob_name)
+            page.fill("input[name=password]", hub.passwords[bob_name])
             page.click("input[type=submit], button[type=submit]")
             first = f"{FOLDER}/notebooks/00_start_here.ipynb"
-            page.wait_for_url(f"**/user/bob/lab/tree/{first}*", timeout=600_000)
+            page.wait_for_url(f"**/user/{bob_name}/lab/tree/{first}*", timeout=600_000)
             wait_for_idle_kernel(page, hub, first, errors)
             output = page.evaluate(KERNEL_RUN_JS, f"PATHS = {paths!r}\n{PROBE}")
             terminals = page.evaluate("() => window.jupyterapp.serviceManager.terminals.isAvailable()")
 
         bob = json.loads(output.strip().splitlines()[-1])
-        uid = int(subprocess.run(["id", "-u", "bob"], capture_output=True, text=True).stdout)
-        assert bob["id"].startswith(f"uid={uid}(bob) ") and uid != 0
+        uid = int(subprocess.run(["id", "-u", bob_name], capture_output=True, text=True).stdout)
+        assert bob["id"].startswith(f"uid={uid}({bob_name}) ") and uid != 0
         assert bob["utils"] == str(state / "utils" / "current" / "utils" / "__init__.py")
         assert bob["read"] == {path: "PermissionError" for path in paths}
-        home = Path(f"{state}/homes/bob")
+        home = state / "homes" / bob_name
         assert home.stat().st_uid == uid and home.stat().st_mode & 0o777 == 0o700
         assert (home / FOLDER / "notebooks" / "00_start_here.ipynb").is_file()
         assert terminals is False
         headers = {"Authorization": f"token {hub.token}"}
-        assert requests.post(f"{hub.url}/user/bob/api/terminals", headers=headers, timeout=60).status_code == 404
+        assert requests.post(f"{hub.url}/user/{bob_name}/api/terminals", headers=headers, timeout=60).status_code == 404
 
-        hub.api("POST", "/hub/api/users/teacher/server", timeout=300)
+        # alice logs in too (as the login form does) and nbgitpuller copies the edition into her home
+        from benchmarks.classroom import log_in
+
+        log_in(hub, alice_name)
+        pull(hub, alice_name)
+        right, wrong = right_and_wrong_answers()
+        for name, answers in ((alice_name, right), (bob_name, wrong)):
+            handed_out = nbformat.read(state / "homes" / name / FOLDER / "notebooks" / NOTEBOOK, as_version=4)
+            _write_as_student(hub, name, answered(handed_out, answers))
+        collected = _run_as_teacher("collect_submissions", state=state)
+        assert collected.returncode == 0 and "collected 2 notebooks of 2 students" in collected.stdout, collected.stderr
+        graded = _run_as_teacher("autograde", state=state)
+        assert graded.returncode == 0, graded.stderr[-2000:]
+        assert code_score(course, alice_name) == (2, 2) and code_score(course, bob_name) == (1, 2)
+        report = _run_as_teacher("class_report", "--out", str(state / "report"), state=state)
+        assert report.returncode == 0, report.stderr
+        with (state / "report" / "class-report.csv").open() as handle:
+            rows = {(row["exercise"], row["outcome"]): row["students"] for row in csv.DictReader(handle)}
+        assert rows == {("01.1", "passed"): "1", ("01.1", "no-relu"): "1", ("01.2", "passed"): "2"}
+        teacher_uid = pwd.getpwnam(teacher).pw_uid
+        assert all(path.stat().st_uid == teacher_uid for path in [course, *course.rglob("*")])
+
+        hub.api("POST", f"/hub/api/users/{teacher}/server", timeout=300)
         for _ in range(600):
-            if hub.api("GET", "/hub/api/users/teacher")["servers"].get("", {}).get("ready"):
+            if hub.api("GET", f"/hub/api/users/{teacher}")["servers"].get("", {}).get("ready"):
                 break
             time.sleep(0.5)
-        formgrader = requests.get(f"{hub.url}/user/teacher/formgrader", headers=headers, timeout=120)
+        formgrader = requests.get(f"{hub.url}/user/{teacher}/formgrader", headers=headers, timeout=120)
         assert formgrader.status_code == 200 and formgrader.url.endswith("/formgrader/manage_assignments")
-        assert requests.get(f"{hub.url}/user/bob/formgrader", headers=headers, timeout=120).status_code == 404
+        listed = requests.get(f"{hub.url}/user/{teacher}/formgrader/api/assignments", headers=headers, timeout=120)
+        assert listed.status_code == 200, listed.text[:300]
+        assignments = {entry["name"]: entry for entry in listed.json()}
+        assert list(assignments) == [ASSIGNMENT] and assignments[ASSIGNMENT]["num_submissions"] == 2
+        assert requests.get(f"{hub.url}/user/{bob_name}/formgrader", headers=headers, timeout=120).status_code == 404
     finally:
         if hub is not None:
             hub.stop()
         classroom_host.remove_students(state)
         shutil.rmtree(state, ignore_errors=True)
-    assert subprocess.run(["id", "bob"], capture_output=True).returncode != 0, "bob's system user is removed"
+    assert subprocess.run(["id", bob_name], capture_output=True).returncode != 0, "bob's system user is removed"

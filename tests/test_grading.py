@@ -8,7 +8,6 @@ from __future__ import annotations
 import copy
 import csv
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -38,40 +37,54 @@ def _wrong(name: str, label: str) -> str:
     return next(source for recorded, source, _ in case.wrong if recorded == label)
 
 
-def _home(homes: Path, student: str, notebook, answers: list[str] | None) -> Path:
-    """A student's home with ``notebook`` (its solution cells replaced by ``answers``)."""
+def answered(notebook, answers: list[str] | None):
+    """``notebook`` with its solution cells replaced by ``answers`` (a new object)."""
     notebook = copy.deepcopy(notebook)
     cells = [cell for cell in notebook.cells if "solution" in cell.metadata.get("tags", [])]
     for cell, answer in zip(cells, answers or []):
         cell.source = answer
+    return notebook
+
+
+def right_and_wrong_answers() -> tuple[list[str], list[str]]:
+    """Notebook 01's answers for alice (the reference solutions) and for bob (01.1 without the
+    ReLU, 01.2 right): 2 / 2 and 1 / 2, one mistake ``no-relu``."""
+    right = solution_sources(NOTEBOOK)
+    return right, [_wrong("residual_forward", "no ReLU"), right[1]]
+
+
+def _home(homes: Path, student: str, notebook, answers: list[str] | None) -> Path:
+    """A student's home with ``notebook`` (its solution cells replaced by ``answers``)."""
     folder = homes / student / "residual-course" / "notebooks"
     folder.mkdir(parents=True)
-    nbformat.write(notebook, folder / NOTEBOOK)
+    nbformat.write(answered(notebook, answers), folder / NOTEBOOK)
     return folder.parent
+
+
+def one_assignment_course(course: Path) -> Path:
+    """The nbgrader course of notebook 01 alone, released, as make nbgrader writes it."""
+    if not NBGRADER.is_file():
+        pytest.fail(f"nbgrader is not installed in {NBGRADER.parent}: pip install -r requirements.txt")
+    build_nbgrader.build(course)
+    for other in (course / "source").iterdir():
+        if other.name != ASSIGNMENT:
+            shutil.rmtree(other)
+    autograde.run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
+    return course
 
 
 @pytest.fixture(scope="module")
 def graded_class(tmp_path_factory):
     """The course of notebook 01 with alice (right) and bob (01.1 without the ReLU, 01.2 right,
     an opt-in log) collected, autograded, with feedback and a class report."""
-    if not NBGRADER.is_file():
-        pytest.fail(f"nbgrader is not installed in {NBGRADER.parent}: pip install -r requirements.txt")
     root = tmp_path_factory.mktemp("grading")
-    course = root / "course"
-    build_nbgrader.build(course)
-    for other in (course / "source").iterdir():
-        if other.name != ASSIGNMENT:
-            shutil.rmtree(other)
-    env = {**os.environ, "PATH": f"{NBGRADER.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    generated = subprocess.run([str(NBGRADER), "generate_assignment", ASSIGNMENT, "--force"], cwd=course, env=env,
-                               capture_output=True, text=True, timeout=600)
-    assert generated.returncode == 0, generated.stderr[-2000:]
+    course = one_assignment_course(root / "course")
     publish.build_hub_edition(root / "published")  # what `make publish` commits for nbgitpuller
     hub = nbformat.read(root / "published" / "notebooks" / NOTEBOOK, as_version=4)
     homes = root / "homes"
-    right = solution_sources(NOTEBOOK)
+    right, wrong = right_and_wrong_answers()
     _home(homes, "alice", hub, right)
-    bob = _home(homes, "bob", hub, [_wrong("residual_forward", "no ReLU"), right[1]])
+    bob = _home(homes, "bob", hub, wrong)
     log = [{"exercise": "01.1", "passed": False, "attempted": True, "mistake": "branch-only"},
            {"exercise": "01.1", "passed": False, "attempted": True, "mistake": "no-relu"},
            {"exercise": "01.2", "passed": True, "attempted": True, "mistake": ""}]
@@ -84,7 +97,7 @@ def graded_class(tmp_path_factory):
             "counted": counted}
 
 
-def _code_score(course: Path, student: str) -> tuple[float, float]:
+def code_score(course: Path, student: str) -> tuple[float, float]:
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
@@ -104,8 +117,8 @@ def test_collect_brings_every_students_notebook_and_log(graded_class):
 
 @pytest.mark.slow
 def test_autograde_gives_full_marks_and_the_right_partial_score(graded_class):
-    assert _code_score(graded_class["course"], "alice") == (2, 2)
-    assert _code_score(graded_class["course"], "bob") == (1, 2)
+    assert code_score(graded_class["course"], "alice") == (2, 2)
+    assert code_score(graded_class["course"], "bob") == (1, 2)
 
 
 @pytest.mark.slow
