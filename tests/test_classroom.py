@@ -461,6 +461,14 @@ def test_a_class_on_one_machine_logs_in_apart_and_is_graded(monkeypatch):
         assert listed.status_code == 200, listed.text[:300]
         assignments = {entry["name"]: entry for entry in listed.json()}
         assert list(assignments) == [ASSIGNMENT] and assignments[ASSIGNMENT]["num_submissions"] == 2
+        # The page where the teacher grades a written answer renders (it runs the students' Python).
+        notebook = requests.get(f"{hub.url}/user/{teacher}/formgrader/api/notebooks/{ASSIGNMENT}", headers=headers,
+                                timeout=120).json()[0]["name"]
+        submitted = requests.get(f"{hub.url}/user/{teacher}/formgrader/api/submitted_notebooks/{ASSIGNMENT}/{notebook}",
+                                 headers=headers, timeout=120).json()
+        grading = requests.get(f"{hub.url}/user/{teacher}/formgrader/submissions/{submitted[0]['id']}", headers=headers,
+                               timeout=300)
+        assert grading.status_code == 200 and "nbgrader" in grading.text, grading.text[-500:]
         assert requests.get(f"{hub.url}/user/{bob_name}/formgrader", headers=headers, timeout=120).status_code == 404
     finally:
         if hub is not None:
