@@ -550,3 +550,63 @@ def test_the_printable_edition_prints_formulas_figures_and_each_editions_answers
     assert "[1.2, 0.9]" in texts["teacher"] and "[1.2, 0.9]" not in texts["student"]  # an answer, opened or gone
     assert "np.maximum(W1 @ x, 0.0)" in texts["teacher"]  # the solution, and in its place the stub
     assert "np.maximum(W1 @ x, 0.0)" not in texts["student"] and "Exercise 01.1: write your code here" in texts["student"]
+
+
+# Where the keyboard focus is after a Tab: what it is, whether a reader can see it there, and
+# whether the walk was there before (each stop is marked as it is reached).
+FOCUS_JS = """() => {
+  const e = document.activeElement;
+  if (!e || e === document.body) return null;
+  const again = e.hasAttribute('data-tab-walk');
+  e.setAttribute('data-tab-walk', '');
+  const style = getComputedStyle(e);
+  const outline = style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0;
+  const shadow = style.boxShadow && style.boxShadow !== 'none';
+  return {tag: e.tagName.toLowerCase(), classes: typeof e.className === 'string' ? e.className : '',
+          text: (e.getAttribute('aria-label') || e.innerText || e.value || '').trim().slice(0, 40),
+          handle: e.classList.contains('noUi-handle'), name: e.getAttribute('aria-label'),
+          value: e.getAttribute('aria-valuetext'), visible: outline || shadow, again};
+}"""
+FIRST_HANDLE_BY = 60  # the issue found 07's slider at stop 108 of 140, behind 67 formulas
+
+
+def tab_walk(page, limit: int = 400) -> list[dict]:
+    """Every stop of the page's tab order, from the top until the focus comes round again."""
+    stops = []
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        stop = page.evaluate(FOCUS_JS)
+        if stop is None or stop["again"]:
+            return stops
+        stops.append(stop)
+    pytest.fail(f"the tab order did not come round in {limit} stops")
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", ["07_a_thousand_layers", "05_flexible_block"])
+def test_every_tab_stop_shows_its_focus_and_the_sliders_come_early_named_with_their_values(site, server, browser, stem):
+    context = browser.new_context(viewport={"width": 1300, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(f"{server}notebooks/{stem}.html", wait_until="load")
+        page.wait_for_function(RENDERED_JS, timeout=60_000)
+        page.evaluate("MathJax.startup.promise")
+        page.wait_for_load_state("networkidle")
+        stops = tab_walk(page)
+        unseen = [f"stop {i}: <{s['tag']} class={s['classes']!r}> {s['text']!r}" for i, s in enumerate(stops) if not s["visible"]]
+        assert not unseen, f"{stem}: {len(unseen)} of {len(stops)} tab stops show no focus:\n" + "\n".join(unseen[:20])
+        formulas = [i for i, s in enumerate(stops) if s["tag"] == "mjx-container"]
+        wide = page.evaluate("Array.from(document.querySelectorAll('mjx-container[display=true]')).filter(f => f.scrollWidth > f.clientWidth + 1).length")
+        assert len(formulas) <= wide, f"{stem}: {len(formulas)} formulas are tab stops, only {wide} are too wide for the page"
+        handles = [(i, s) for i, s in enumerate(stops) if s["handle"]]
+        static = page.locator(".liveplot-static .noUi-handle:not([tabindex='-1'])").count()
+        assert len(handles) == static, f"{stem}: {len(handles)} slider handles in the tab order, {static} on the page"
+        if handles:
+            first = handles[0][0]
+            print(f"{stem}: {len(stops)} tab stops, the first slider handle at stop {first + 1}")
+            assert first < FIRST_HANDLE_BY, f"{stem}: the first slider handle comes at tab stop {first + 1}"
+        for index, handle in handles:
+            assert handle["name"] and handle["value"], f"{stem}: the slider handle at stop {index + 1} says {handle}"
+    finally:
+        context.close()
