@@ -52,3 +52,16 @@ class TinyPlot:
 
 def tiny_plot(depth: int = 10, kind: str = "residual") -> TinyPlot:
     return TinyPlot(depth, kind)
+
+
+def _draw_bar(fig, kind: str) -> str:
+    fig.add_subplot().barh([0], [KINDS.index(kind) + 1])
+    return f"a {kind} bar"
+
+
+def tiny_live_plot(kind: str = "plain"):
+    """A real utils.widgets.LivePlot with two settings, for the builder's picture cache."""
+    from utils.widgets import LivePlot
+
+    return LivePlot(_draw_bar, {"kind": widgets.Dropdown(options=KINDS, value=kind, description="stack")},
+                    width=2, height=1)

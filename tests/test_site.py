@@ -6,7 +6,8 @@ course's notebooks plus one notebook with a small live plot built to the live-pl
 tests/site_tiny_plot.py), serve it on 127.0.0.1, and open every page in headless Chromium with
 every request that leaves the site blocked: no request may fail or leave; every widget renders;
 on every static widget each control is moved and the picture and its text must become the
-ones stored for that setting; axe-core finds no critical or serious violation except those
+ones stored for that setting; no page downloads more than MAX_FIRST_LOAD_BYTES on its first
+load (every file it asks for before a control moves: scripts, styles, fonts, pictures); axe-core finds no critical or serious violation except those
 only an upstream fix can remove (UPSTREAM, listed in the README too), in light and dark mode.
 """
 from __future__ import annotations
@@ -42,6 +43,7 @@ PORTS = range(9600, 9700)
 AXE = ROOT / "site" / "node_modules" / "axe-core" / "axe.min.js"
 CONTROLS = {"SelectionSliderModel": "slider", "DropdownModel": "dropdown", "ToggleButtonsModel": "buttons"}
 MAX_PAGE_BYTES, MAX_SITE_BYTES = 10_000_000, 100_000_000
+MAX_FIRST_LOAD_BYTES = 5_000_000  # issue 33: each widget page under 5 MB (README, "The course as a website")
 # Violations only an upstream fix can remove: (axe rule, a CSS selector its nodes match, the issue).
 # None left: ipywidgets gives its noUiSlider handles no aria-label (jupyter-widgets/ipywidgets#2650),
 # and site/reading/course-reading.js names each one by its control's label.
@@ -70,8 +72,8 @@ class StaticWidget:
     """One static widget as stored in a page: its controls in page order, and for any choice of
     the controls' indices, the picture (SHA-256 of its bytes), tooltip and text on show."""
 
-    def __init__(self, state: dict, root: str):
-        self.state, self.root = state, root
+    def __init__(self, state: dict, root: str, pages: Path | None = None):
+        self.state, self.root, self.pages = state, root, pages  # pages: where a picture's URL points from
         self.links = {_id(entry["state"]["target"][0]): _id(entry["state"]["source"][0])
                       for entry in state.values() if entry["model_name"] == "LinkModel"
                       and entry["state"]["source"][1] == "index" and entry["state"]["target"][1] == "selected_index"}
@@ -95,6 +97,8 @@ class StaticWidget:
             model = _id(self.state[model]["state"]["children"][indices[self.links[model]]])
         parts = {self.state[_id(c)]["model_name"]: self.state[_id(c)] for c in self.state[model]["state"]["children"]}
         picture = base64.b64decode(next(b["data"] for b in parts["ImageModel"]["buffers"] if b["path"] == ["value"]))
+        if parts["ImageModel"]["state"].get("format") == "url":  # a file beside the page (build_site.picture_files)
+            picture = (self.pages / picture.decode()).read_bytes()
         return hashlib.sha256(picture).hexdigest(), parts["ImageModel"]["state"]["tooltip"], _text(parts["HTMLModel"]["state"]["value"])
 
 
@@ -106,15 +110,16 @@ def _text(markup: str) -> str:
     return " ".join("".join(words).split())
 
 
-def _static_widgets(notebook) -> list[tuple[int, StaticWidget]]:
-    """(position among the page's widget views, widget) for each cell with live_plot metadata."""
+def _static_widgets(notebook, pages: Path | None = None) -> list[tuple[int, StaticWidget]]:
+    """(position among the page's widget views, widget) for each cell with live_plot metadata;
+    ``pages`` is the folder of the built page, where its pictures' URLs point from."""
     found, position = [], 0
     for cell in notebook.cells:
         for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
             view = output.get("data", {}).get(build_site.WIDGET_VIEW)
             if view:
                 if "live_plot" in cell.metadata:
-                    found.append((position, StaticWidget(_state(notebook), view["model_id"])))
+                    found.append((position, StaticWidget(_state(notebook), view["model_id"], pages)))
                 position += 1
     return found
 
@@ -209,6 +214,43 @@ def test_a_stored_live_plot_without_the_contract_keeps_only_its_picture_and_text
     assert image["state"]["tooltip"] == "depth 3"
 
 
+@site_stack
+def test_widget_pictures_become_files_the_state_names_by_url(tmp_path):
+    copy = build_site.site_notebook(tiny_notebook(), TINY)
+    [(_, embedded)] = _static_widgets(copy)
+    slider, choice = embedded.controls
+    settings = [{slider: d, choice: k} for d in range(4) for k in range(2)]
+    before = [embedded.shown(setting) for setting in settings]
+    files = build_site.picture_files(copy)
+    assert len(files) == 8 and all(name.startswith(build_site.PICTURES + "/") and name.endswith(".svg") for name in files)  # the tiny plot draws SVGs
+    images = [e for e in _state(copy).values() if e["model_name"] == "ImageModel"]
+    assert all(e["state"]["format"] == "url" for e in images)
+    for name, data in files.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(data)
+    [(_, external)] = _static_widgets(copy, tmp_path)
+    assert [external.shown(setting) for setting in settings] == before  # the same picture for every setting
+    assert build_site.picture_files(copy) == {}  # a second pass finds nothing left to move
+
+
+@site_stack
+def test_a_rebuild_reads_the_pictures_an_earlier_build_drew(tmp_path):
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "", metadata={"live_plot": {"factory": "tests.site_tiny_plot:tiny_live_plot", "kwargs": {}}})])
+    [first] = build_site.draw_live_plots([notebook], tmp_path).values()
+    [cached] = list(tmp_path.iterdir())
+    stored = json.loads(cached.read_text())
+    assert len(stored) == len(first._stills) == 2
+    stored[0][1] = base64.b64encode(b"a picture from the cache").decode()
+    cached.write_text(json.dumps(stored))
+    [second] = build_site.draw_live_plots([notebook], tmp_path).values()
+    assert b"a picture from the cache" in [png for png, _, _ in second._stills.values()]  # read, not drawn
+    assert second._stills.keys() == first._stills.keys()
+    cached.write_text("{cut short")  # a broken cache file is drawn again
+    [third] = build_site.draw_live_plots([notebook], tmp_path).values()
+    assert {k: v[0] for k, v in third._stills.items()} == {k: v[0] for k, v in first._stills.items()}
+
+
 def test_a_factory_that_is_not_module_colon_function_is_a_clear_error():
     with pytest.raises(ValueError, match="module:function"):
         build_site.load_factory("utils.widgets.LivePlot")
@@ -242,7 +284,7 @@ def build_test_site(base: Path) -> None:
     for path in NOTEBOOKS:
         shutil.copy2(path, notebooks / path.name)
     nbformat.write(tiny_notebook(), notebooks / TINY)
-    report = build_site.build(base / "out", notebooks, base / "source")
+    report = build_site.build(base / "out", notebooks, base / "source", cache=None)  # every picture drawn here
     (base / "report.json").write_text(json.dumps(report))
 
 
@@ -334,6 +376,16 @@ RENDERED_JS = """() => {
 }"""
 
 
+# What the page downloaded so far (its HTML and every file it asked for; the server sends them
+# uncompressed, as the Resource Timing API counts them), with the five largest files.
+FIRST_LOAD_JS = """() => {
+  const files = performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))
+    .filter(e => /^https?:/.test(e.name)).map(e => [e.name.replace(location.origin, ''), e.encodedBodySize]);
+  files.sort((a, b) => b[1] - a[1]);
+  return {bytes: files.reduce((sum, f) => sum + f[1], 0), largest: files.slice(0, 5)};
+}"""
+
+
 def _axe(page) -> list[dict]:
     page.add_script_tag(path=str(AXE))
     return page.evaluate("""async () => (await axe.run(document, {resultTypes: ['violations']})).violations
@@ -402,7 +454,13 @@ def test_every_page_works_offline_and_accessibly(site, server, browser, name):
         assert not page.locator(".jupyter-widgets-error-widget").count(), f"{name}: a widget failed to render: {errors}"
 
         notebook = source / "notebooks" / (Path(name).stem + ".ipynb")
-        widgets = _static_widgets(nbformat.read(notebook, as_version=4)) if notebook.exists() else []
+        page.wait_for_load_state("networkidle")
+        weight = page.evaluate(FIRST_LOAD_JS)
+        assert weight["bytes"] <= MAX_FIRST_LOAD_BYTES, (
+            f"{name} downloads {weight['bytes'] / 1e6:.2f} MB on its first load (at most {MAX_FIRST_LOAD_BYTES / 1e6:.0f} MB); "
+            f"the largest files: {weight['largest']}")
+        widgets = (_static_widgets(nbformat.read(notebook, as_version=4), (site[0] / name).parent)
+                   if notebook.exists() else [])
         for area, widget in widgets:
             _check_static_widget(page, name, area, widget)
         if widgets and name.startswith("notebooks/07_"):
@@ -492,3 +550,63 @@ def test_the_printable_edition_prints_formulas_figures_and_each_editions_answers
     assert "[1.2, 0.9]" in texts["teacher"] and "[1.2, 0.9]" not in texts["student"]  # an answer, opened or gone
     assert "np.maximum(W1 @ x, 0.0)" in texts["teacher"]  # the solution, and in its place the stub
     assert "np.maximum(W1 @ x, 0.0)" not in texts["student"] and "Exercise 01.1: write your code here" in texts["student"]
+
+
+# Where the keyboard focus is after a Tab: what it is, whether a reader can see it there, and
+# whether the walk was there before (each stop is marked as it is reached).
+FOCUS_JS = """() => {
+  const e = document.activeElement;
+  if (!e || e === document.body) return null;
+  const again = e.hasAttribute('data-tab-walk');
+  e.setAttribute('data-tab-walk', '');
+  const style = getComputedStyle(e);
+  const outline = style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0;
+  const shadow = style.boxShadow && style.boxShadow !== 'none';
+  return {tag: e.tagName.toLowerCase(), classes: typeof e.className === 'string' ? e.className : '',
+          text: (e.getAttribute('aria-label') || e.innerText || e.value || '').trim().slice(0, 40),
+          handle: e.classList.contains('noUi-handle'), name: e.getAttribute('aria-label'),
+          value: e.getAttribute('aria-valuetext'), visible: outline || shadow, again};
+}"""
+FIRST_HANDLE_BY = 60  # the issue found 07's slider at stop 108 of 140, behind 67 formulas
+
+
+def tab_walk(page, limit: int = 400) -> list[dict]:
+    """Every stop of the page's tab order, from the top until the focus comes round again."""
+    stops = []
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        stop = page.evaluate(FOCUS_JS)
+        if stop is None or stop["again"]:
+            return stops
+        stops.append(stop)
+    pytest.fail(f"the tab order did not come round in {limit} stops")
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", ["07_a_thousand_layers", "05_flexible_block"])
+def test_every_tab_stop_shows_its_focus_and_the_sliders_come_early_named_with_their_values(site, server, browser, stem):
+    context = browser.new_context(viewport={"width": 1300, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(f"{server}notebooks/{stem}.html", wait_until="load")
+        page.wait_for_function(RENDERED_JS, timeout=60_000)
+        page.evaluate("MathJax.startup.promise")
+        page.wait_for_load_state("networkidle")
+        stops = tab_walk(page)
+        unseen = [f"stop {i}: <{s['tag']} class={s['classes']!r}> {s['text']!r}" for i, s in enumerate(stops) if not s["visible"]]
+        assert not unseen, f"{stem}: {len(unseen)} of {len(stops)} tab stops show no focus:\n" + "\n".join(unseen[:20])
+        formulas = [i for i, s in enumerate(stops) if s["tag"] == "mjx-container"]
+        wide = page.evaluate("Array.from(document.querySelectorAll('mjx-container[display=true]')).filter(f => f.scrollWidth > f.clientWidth + 1).length")
+        assert len(formulas) <= wide, f"{stem}: {len(formulas)} formulas are tab stops, only {wide} are too wide for the page"
+        handles = [(i, s) for i, s in enumerate(stops) if s["handle"]]
+        static = page.locator(".liveplot-static .noUi-handle:not([tabindex='-1'])").count()
+        assert len(handles) == static, f"{stem}: {len(handles)} slider handles in the tab order, {static} on the page"
+        if handles:
+            first = handles[0][0]
+            print(f"{stem}: {len(stops)} tab stops, the first slider handle at stop {first + 1}")
+            assert first < FIRST_HANDLE_BY, f"{stem}: the first slider handle comes at tab stop {first + 1}"
+        for index, handle in handles:
+            assert handle["name"] and handle["value"], f"{stem}: the slider handle at stop {index + 1} says {handle}"
+    finally:
+        context.close()

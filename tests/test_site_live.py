@@ -490,3 +490,24 @@ def test_leaving_with_edits_that_could_not_be_stored_asks_first(site, server, la
             page.close(run_before_unload=True)
         assert asked.value.type == "beforeunload"
         asked.value.accept()
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_axe_finds_nothing_serious_with_the_live_controls_on_the_page(site, server, lab, browser):
+    from tests.test_site import _axe
+
+    path = ROOT / "notebooks" / "07_a_thousand_layers.ipynb"
+    with kernel_source(site, local(lab)), opened(browser, f"{server}/notebooks/{path.stem}.html") as (page, outside, errors):
+        start_kernel(page)
+        configs = page.evaluate("courseLive.state.cells.map(c => c.config)")
+        for index in range(len(configs)):
+            run_cell(page, index)
+        live = [index for index, config in enumerate(configs) if config["live"]]
+        for index in live:
+            cell_div(page, index).locator(f".course-live-output {lab_tools.LIVEPLOT}").wait_for(timeout=RUN_MS)
+        assert page.locator(f".course-live-output {lab_tools.LIVEPLOT} .noUi-handle").count() > 0
+        page.wait_for_timeout(500)  # the reading aids name the live handles on the next mutation
+        violations = _axe(page)
+        assert not violations, f"{path.name} with its live widgets: axe-core found {violations}"
+        assert not outside and not errors, (outside, errors)

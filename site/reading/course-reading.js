@@ -80,7 +80,8 @@
     for (const formula of document.querySelectorAll("mjx-container")) {
       if (wanted && formula.getAttribute("tabindex") !== "0") formula.setAttribute("tabindex", "0");
       // A formula wider than the page scrolls: it stays a tab stop, or a keyboard could not scroll it.
-      const scrolls = formula.scrollWidth > formula.clientWidth;
+      // (An inline formula has no width of its own to scroll in: its clientWidth is 0.)
+      const scrolls = formula.getAttribute("display") === "true" && formula.scrollWidth > formula.clientWidth + 1;
       if (!wanted && scrolls && formula.getAttribute("tabindex") !== "0") formula.setAttribute("tabindex", "0");
       if (!wanted && !scrolls && formula.hasAttribute("tabindex")) formula.removeAttribute("tabindex");
     }
@@ -137,11 +138,34 @@
     }
   }
 
+  // "Run this page" (site/course-live.js) gives each cell a code editor and live outputs: each
+  // editor is named by its cell, and a live figure or live plot picture says in words what the
+  // stored one said (the figure's alt text; the live plot's text under its picture).
+  function nameLiveParts() {
+    document.querySelectorAll("div.cell").forEach((cell, index) => {
+      const editor = cell.querySelector(".thebe-input textarea");
+      const name = `Code of cell ${index + 1}`;
+      if (editor && editor.getAttribute("aria-label") !== name) editor.setAttribute("aria-label", name);
+      const stored = cell.querySelector(".cell_output img[alt]");
+      for (const image of cell.querySelectorAll(".course-live-output img:not([alt])")) {
+        const plot = image.closest(".liveplot");
+        const caption = plot ? words(plot.querySelector(".liveplot-caption")) : "";
+        image.setAttribute("alt", caption || (stored && stored.alt) || "the figure this cell draws");
+      }
+    });
+    for (const image of document.querySelectorAll(".course-live-output .liveplot > img.widget-image")) {
+      // The live plot redraws its picture in place: its words follow the caption under it.
+      const caption = words(image.closest(".liveplot").querySelector(".liveplot-caption"));
+      if (caption && image.alt !== caption) image.setAttribute("alt", caption);
+    }
+  }
+
   let queued = false;
   function apply() {
     queued = false;
     nameFolds();
     nameSliders();
+    nameLiveParts();
     greyStaticControls();
     formulaChoice();
     formulasInTabOrder();
