@@ -45,8 +45,10 @@ def pytest_collection_modifyitems(config, items):
 
 
 # How `make test` shares the work between its two xdist workers (see pytest_xdist_make_scheduler).
-RUN_ALONE = ("tests/test_browser.py", "tests/test_binder.py",  # long tests: a JupyterLab session, a fresh install,
-             "tests/test_student_edition.py")  # every notebook of the student edition, each on its own
+RUN_ALONE = ("tests/test_browser.py", "tests/test_binder.py")  # long tests: a JupyterLab session, a fresh install
+# A notebook's nbgrader test and its student-edition test read one autograde (tests/autograded_once.py):
+# the two go to one worker as a unit, so the second finds it made; the notebooks spread over both workers.
+AUTOGRADED_TOGETHER = ("tests/test_nbgrader.py", "tests/test_student_edition.py")
 
 
 def _start_early(item) -> tuple[int, int]:
@@ -70,8 +72,11 @@ def _notebook_number(name: str) -> int:
 def work_unit(nodeid: str) -> str:
     """The tests that must run on one worker, in order: a notebook's cells share one kernel,
     a test file may share module fixtures. A test of a RUN_ALONE file is a unit by itself
-    (a browser test starts its worker's own JupyterLab if that worker has none yet)."""
+    (a browser test starts its worker's own JupyterLab if that worker has none yet). A notebook's
+    tests in AUTOGRADED_TOGETHER (their id starts with its number) are one unit."""
     path = nodeid.split("::", 1)[0]
+    if path in AUTOGRADED_TOGETHER and "[" in nodeid:
+        return "autograded " + nodeid.split("[", 1)[1][:2]
     return nodeid if path in RUN_ALONE else path
 
 

@@ -1,24 +1,22 @@
 """make nbgrader: the nbgrader course written from the teacher edition. Fast: its cells carry
 the right nbgrader metadata and a check becomes an assertion on the verdict. Slow, for every
 notebook: nbgrader's generate_assignment accepts it, and autograde gives the teacher edition
-full marks on the code exercises and the released (unedited student) version zero."""
+full marks on the code exercises and the released (unedited student) version zero (each
+notebook autograded once per run by tests/autograded_once.py, whose student run
+tests/test_student_edition.py reads too)."""
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from scripts import build_nbgrader
+from tests import autograded_once
 
 ROOT = Path(__file__).resolve().parent.parent
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-NBGRADER = Path(sys.executable).parent / "nbgrader"
 
 
 def test_a_check_hands_its_verdict_to_graded():
@@ -69,13 +67,6 @@ def test_cells_get_nbgrader_metadata():
     assert "nbgrader" not in notebook.cells[0].metadata  # the original is left alone
 
 
-def _nbgrader(course: Path, *args: str) -> str:
-    env = {**os.environ, "PATH": f"{NBGRADER.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    result = subprocess.run([str(NBGRADER), *args], cwd=course, env=env, capture_output=True, text=True, timeout=1200)
-    assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    return result.stdout + result.stderr
-
-
 def _code_scores(course: Path, assignment: str, notebook: str, student: str) -> tuple[float, float]:
     from nbgrader.api import Gradebook
 
@@ -92,16 +83,9 @@ def test_notebook_00_is_no_assignment(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS[1:], ids=[p.name[:2] for p in NOTEBOOKS[1:]])
-def test_nbgrader_grades_the_teacher_edition_full_and_the_student_edition_zero(tmp_path, path):
-    if not NBGRADER.is_file():
-        pytest.fail(f"nbgrader is not installed in {NBGRADER.parent}: pip install -r requirements.txt")
-    course = tmp_path / "course"
-    build_nbgrader.build(course)
+def test_nbgrader_grades_the_teacher_edition_full_and_the_student_edition_zero(tmp_path_factory, path):
+    course = autograded_once.course(tmp_path_factory, path)
     assignment = path.stem
-    for other in (course / "source").iterdir():  # this test's notebook only
-        if other.name != assignment:
-            shutil.rmtree(other)
-    _nbgrader(course, "generate_assignment", assignment, "--force")
     released = course / "release" / assignment / path.name
     assert released.is_file()
     release = nbformat.read(released, as_version=4)
@@ -112,11 +96,6 @@ def test_nbgrader_grades_the_teacher_edition_full_and_the_student_edition_zero(t
                  if cell.cell_type == "code" and "solution" not in cell.metadata.get("tags", [])
                  and "check" not in cell.metadata.get("tags", []) for output in cell.outputs)
     assert figures == stored, f"{figures} of the {stored} stored figures kept in the released notebook"
-    for student, source in (("teacher", course / "source" / assignment / path.name), ("student", released)):
-        target = course / "submitted" / student / assignment / path.name
-        target.parent.mkdir(parents=True)
-        shutil.copy(source, target)
-        _nbgrader(course, "autograde", assignment, "--student", student, "--force")
     score, maximum = _code_scores(course, assignment, path.stem, "teacher")
     assert maximum >= 1 and score == maximum, f"teacher edition: {score} of {maximum} on the code exercises"
     score, maximum = _code_scores(course, assignment, path.stem, "student")

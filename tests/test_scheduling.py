@@ -107,3 +107,16 @@ def test_slow_tests_of_later_notebooks_start_before_earlier_ones():
     conftest.pytest_collection_modifyitems(None, items)
     assert [item.nodeid.split("::")[1] for item in items] == ["test_install", "test_grades[11]", "test_grades[02]",
                                                               "test_a"]
+
+
+def test_a_notebooks_nbgrader_and_student_edition_tests_share_a_worker_and_notebooks_spread():
+    """They read one autograde of the notebook (tests/autograded_once.py): the second must find it made."""
+    nodeids = [f"tests/test_{kind}[{number}{suffix}]" for number in ("13", "12") for kind, suffix in
+               (("nbgrader.py::test_grades", ""), ("student_edition.py::test_runs", "_name.ipynb"))]
+    nodeids.append("tests/test_nbgrader.py::test_metadata")
+    assert conftest.work_unit(nodeids[0]) == conftest.work_unit(nodeids[1]) != conftest.work_unit(nodeids[2])
+    workers = run_with_two_workers(nodeids)
+    for number in ("13", "12"):
+        ran = [[nodeid for nodeid in worker.ran if f"[{number}" in nodeid] for worker in workers]
+        assert sorted(map(len, ran)) == [0, 2], ran
+    assert all(worker.ran for worker in workers)
