@@ -292,6 +292,12 @@ def test_draw_variance_draws_the_variance_and_its_line():
     measured, line = fig.axes[0].lines
     np.testing.assert_allclose(measured.get_ydata(), [1.0, 2.0, 3.0, 4.0])
     np.testing.assert_allclose(line.get_ydata(), [1.0, 2.0, 3.0, 4.0])
+    # a bent curve: the line is the least-squares one (variances 1, 1, 3, 3 fit 0.8 + 0.8 i), not one through the first point
+    bent = {"stream": list(np.sqrt([1.0, 1.0, 3.0])), "final": float(np.sqrt(3.0))}
+    fig = Figure()
+    slope, _ = transformer.stream_growth(bent)
+    transformer.draw_variance(fig, bent, slope)
+    np.testing.assert_allclose(fig.axes[0].lines[1].get_ydata(), [0.8, 1.6, 2.4, 3.2])
     with pytest.raises(TypeError, match="slope"):
         transformer.draw_variance(Figure(), stream, float("nan"))
     with pytest.raises(TypeError, match="stream"):

@@ -314,7 +314,7 @@ def draw_stream(fig, streams: dict, *, title: str | None = None) -> str:
     positive = values[np.isfinite(values) & (values > 0)]
     if positive.size:  # plain-number ticks around the data's range
         _log_ticks(axes[0], positive.min(), positive.max())
-    axes[0].set_ylabel("root mean square")
+    axes[0].set_ylabel("root mean square (log scale)")
     axes[0].legend(loc="best")
     fig.suptitle(title if title is not None else "; ".join(
         f"{label}: stream RMS {stream['stream'][0]:.1f} -> {stream['final']:.1f}" for label, stream in streams.items()))
@@ -340,6 +340,8 @@ def draw_gradient_vs_depth(fig, depths, post, pre) -> str:
     ax.set(xscale="log", yscale="log", xlabel="depth L (transformer blocks)",
            ylabel="|gradient of last block's W2| (Frobenius)")
     ax.set_xticks(depths, [f"{int(d)}" for d in depths])
+    values = np.concatenate([post, pre, reference])
+    _log_ticks(ax, values.min(), values.max())  # plain numbers, including those below 1
     stray = float(np.max(np.abs(pre / reference - 1)))
     ax.set_title(f"Post-LN: flat in depth; pre-LN: falls, within {stray:.0%} of 1/sqrt(L)")
     ax.legend(loc="lower left")
@@ -350,7 +352,8 @@ def draw_gradient_vs_depth(fig, depths, post, pre) -> str:
 
 def draw_variance(fig, stream: dict, slope: float) -> str:
     """The stream's variance after every sublayer of ``stream`` (a ``residual_stream`` dict) and
-    the line of slope ``slope`` through its first point: the picture of "variances add"."""
+    the least-squares line of slope ``slope`` (the one ``stream_growth`` fits): the picture of
+    "variances add"."""
     check_figure("fig", fig)
     _check_residual_stream("stream", stream, keys=("stream", "final"))
     if not isinstance(slope, (int, float)) or not math.isfinite(slope):
@@ -359,7 +362,8 @@ def draw_variance(fig, stream: dict, slope: float) -> str:
     index = np.arange(variance.size)
     ax = fig.subplots()
     ax.plot(index, variance, color=RESIDUAL_COLOR, label="pre-LN stream variance")
-    ax.plot(index, variance[0] + slope * index, color="grey", ls="--", label=f"straight line, slope {slope:.3f}")
+    intercept = variance.mean() - slope * index.mean()  # the best line of this slope
+    ax.plot(index, intercept + slope * index, color="grey", ls="--", label=f"fitted line, slope {slope:.3f}")
     ax.set(xlabel="sublayers passed", ylabel="variance of the stream",
            title="The pre-LN stream's variance grows about linearly with depth")
     ax.legend()
