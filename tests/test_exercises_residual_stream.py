@@ -51,6 +51,7 @@ CASES = [
         ("no-residual", _sublayer("sublayer(_ln(x))", "_ln(sublayer(x))"), "without the residual connection"),
         ("normalised-skip", _sublayer("_ln(x) + sublayer(_ln(x))", "_ln(x + sublayer(x))"),
          "not its normalised copy"),
+        ("normalised-write", _sublayer("x + sublayer(_ln(x))", "x + _ln(sublayer(x))"), "Post-LN normalises the sum"),
         ("batch-axis", _sublayer("x + sublayer(_ln(x, dim=0))", "_ln(x + sublayer(x), dim=0)"), "batch axis"),
         ("token-axis", _sublayer("x + sublayer(_ln(x, dim=1))", "_ln(x + sublayer(x), dim=1)"), "tokens axis"),
         ("unbiased", _sublayer("x + sublayer(_ln(x, unbiased=True))", "_ln(x + sublayer(x), unbiased=True)"),

@@ -89,6 +89,10 @@ def _check_sublayer(answer) -> str:
                      "the skip path must carry x itself, not its normalised copy: LN(x) feeds the sublayer "
                      "only." if norm == "pre" else "you normalised x before the sum; post-LN normalises the sum.",
                      "normalised-skip"),
+                    (x + _norm(sub(x)) if norm == "post" else x + _norm(sub(_norm(x))),
+                     "you normalised the sublayer's write, x + LN(F(x)). Post-LN normalises the sum: "
+                     "LN(x + F(x))." if norm == "post" else "you normalised the sublayer's write as well. Pre-LN "
+                     "normalises only what the sublayer reads: x + F(LN(x)).", "normalised-write"),
                     (x + sub(_norm(x, (0,))) if norm == "pre" else _norm(x + sub(x), (0,)),
                      "you normalised over the batch axis (dim 0). LayerNorm normalises each token over its "
                      "d features: the last axis, dim=-1, with keepdim=True.", "batch-axis"),
