@@ -454,7 +454,9 @@ def test_a_class_on_one_machine_logs_in_apart_and_is_graded(monkeypatch):
         for _ in range(600):
             if hub.api("GET", f"/hub/api/users/{teacher}")["servers"].get("", {}).get("ready"):
                 break
-            time.sleep(0.5)
+            time.sleep(0.5)  # polling a condition; the 300 s are for a hang only
+        else:
+            pytest.fail(f"the teacher's server did not start: {hub.api('GET', f'/hub/api/users/{teacher}')}")
         formgrader = requests.get(f"{hub.url}/user/{teacher}/formgrader", headers=headers, timeout=120)
         assert formgrader.status_code == 200 and formgrader.url.endswith("/formgrader/manage_assignments")
         listed = requests.get(f"{hub.url}/user/{teacher}/formgrader/api/assignments", headers=headers, timeout=120)

@@ -17,6 +17,8 @@ from .validation import check_cost, check_figure, check_float, check_int, check_
 __all__ = ["smooth_weights", "independent_weights", "residual_flow", "relative_distance", "draw_convergence"]
 
 _FLOAT_TYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
+# A reference line as a wide grey band under the data, so a curve lying on it stays visible inside it.
+_REFERENCE_BAND = {"color": "0.8", "lw": 8, "solid_capstyle": "round", "zorder": 1}
 _SLICE = 1024  # layers of smooth weights computed at once (notebook 13's 16384 layers: 33 MB, not 67)
 
 
@@ -114,8 +116,7 @@ def draw_convergence(fig, errors: dict, depths) -> str:
         slope = math.log(values[-1] / values[0]) / math.log(depths[-1] / depths[0])
         notes.append(f"{label}: slope {slope:.2f}")
     first = np.asarray(next(iter(errors.values())), dtype=np.float64)
-    ax.plot(depths, first[0] * depths[0] / depths, color="0.8", lw=8, solid_capstyle="round", zorder=1,
-            label="falls like 1/L")  # a wide band under the data: a curve on it shows inside it
+    ax.plot(depths, first[0] * depths[0] / depths, **_REFERENCE_BAND, label="falls like 1/L")
     _finish_depth_axes(ax, depths, "Depth as time: the stack's output converges as L grows")
     return "; ".join(notes)
 

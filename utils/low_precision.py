@@ -12,7 +12,7 @@ import math
 import numpy as np
 import torch
 
-from .depth_as_time import _check_flow, _finish_depth_axes, _flow
+from .depth_as_time import _REFERENCE_BAND, _check_flow, _finish_depth_axes, _flow
 from .plotting import PALETTE
 from .validation import check_choice, check_cost, check_figure, check_float, check_int, check_sequence, invalid
 
@@ -81,8 +81,8 @@ def draw_drift(fig, errors: dict, depths) -> str:
     reference_label, reference = next(iter(curves.items()))
     notes = []
     for index, (label, values) in enumerate(curves.items()):
-        if index == 0:  # a wide band under the others: a curve on the float64 line shows inside it
-            ax.plot(depths, values, color="0.8", lw=8, solid_capstyle="round", zorder=1, label=str(label))
+        if index == 0:  # the float64 line as a band under the others
+            ax.plot(depths, values, **_REFERENCE_BAND, label=str(label))
         else:
             ax.plot(depths, values, marker="o", color=PALETTE[(index - 1) % len(PALETTE)], zorder=3, label=str(label))
         if index:
