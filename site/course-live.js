@@ -296,6 +296,9 @@
         cell.editor = box ? box.querySelector(".CodeMirror").CodeMirror : null;
         if (cell.editor) {
           if (cell.editor.getValue() !== cell.startSource) cell.editor.setValue(cell.startSource); // thebe trimmed it
+          // A long line wraps rather than scrolls: a scrolling editor is a region no key can reach
+          // (its focus goes to a hidden text area outside it), and a learner sees the whole line.
+          cell.editor.setOption("lineWrapping", true);
           cell.editor.on("change", editsChanged);
           box.querySelector(".thebe-run-button").setAttribute("aria-label", `Run cell ${index + 1}`);
         }

@@ -340,11 +340,17 @@ def test_every_cell_and_exercise_runs_on_the_page(site, server, lab, browser, pa
         # axe-core with every cell run and the live controls on the page, once the reading aids
         # have named the live parts (they do it on the page's next change; this waits for a hang only)
         page.wait_for_function(LIVE_PARTS_NAMED_JS, timeout=RUN_MS)
-        violations = _axe(page)
-        assert not violations, f"{path.name} with its cells run and its live widgets: axe-core found {violations}"
+        for width in (1300, 640):  # a laptop's and a phone's width: at the narrow one a long line would scroll
+            page.set_viewport_size({"width": width, "height": 900})
+            page.wait_for_function(SCROLLING_BLOCKS_REACHABLE_JS, timeout=RUN_MS)  # the theme redoes its tab stops on a resize
+            violations = _axe(page)
+            assert not violations, f"{path.name} at {width} px with its cells run and its live widgets: axe-core found {violations}"
         assert not outside, f"{path.name} asked for something outside 127.0.0.1: {outside}"
         assert not errors, f"{path.name}: errors in the page: {errors}"
 
+
+SCROLLING_BLOCKS_REACHABLE_JS = """() => [...document.querySelectorAll('pre')]
+  .every(p => p.tabIndex === 0 || (p.scrollWidth <= p.clientWidth && p.scrollHeight <= p.clientHeight))"""
 
 LIVE_PARTS_NAMED_JS = """() => [...document.querySelectorAll('.course-live-output .noUi-handle')].every(h => h.getAttribute('aria-label'))
   && [...document.querySelectorAll('.course-live-output img')].every(i => i.hasAttribute('alt'))
