@@ -3,9 +3,10 @@ course as a website").
 
 The fast tests check the build: thebe is the pinned one and its patch applies, and a page's
 working copy shows the student edition's exercises with the solutions folded. The browser
-tests build the site, serve it on 127.0.0.1 beside a JupyterLab server of their own
-(benchmarks/lab_session.py: a private copy of notebooks/, stopped by its PID) and open the
-pages in headless Chromium with every request that does not go to 127.0.0.1 blocked:
+tests copy the run's one site build (tests/test_site.py's), serve it on 127.0.0.1 beside a
+JupyterLab server of their own (benchmarks/lab_session.py: a private copy of notebooks/,
+stopped by its PID) and open the pages in headless Chromium with every request that does not
+go to 127.0.0.1 blocked:
 
 - every notebook page starts its kernel and runs every cell: no error, every stored text
   output again (tests/output_tolerance.py); each exercise's stub is "not done yet", its
@@ -24,6 +25,7 @@ import http.server
 import importlib
 import json
 import re
+import shutil
 import socket
 import urllib.parse
 from pathlib import Path
@@ -33,9 +35,9 @@ import pytest
 
 from benchmarks import lab_session as lab_tools
 from scripts import build_site, build_student_edition, course_repository, site_live
-from tests import output_tolerance
+from tests import built_once, output_tolerance
 from tests.test_browser import SCREENSHOTS
-from tests.test_site import _QuietHandler, _axe, serving
+from tests.test_site import _QuietHandler, _axe, build_test_site, serving
 from tests.test_browser import _require_chromium as require_chromium
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -161,10 +163,13 @@ class FakeBinder(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
+    """A copy of the run's one site build (tests/test_site.py's, tests/built_once.py): these
+    tests write the kernel's address into the site, so they get their own copy, not a build."""
     require_chromium()
-    base = tmp_path_factory.mktemp("site-live")
-    build_site.build(base / "out", ROOT / "notebooks", base / "source")
-    return base / "out"
+    built = built_once.folder(tmp_path_factory, "site", build_test_site)
+    out = tmp_path_factory.mktemp("site-live") / "out"
+    shutil.copytree(built / "out", out)
+    return out
 
 
 @pytest.fixture(scope="module")
