@@ -6,7 +6,8 @@
 
 The course goes into the hub's course folder (STATE/homes/TEACHER/nbgrader, where the
 teacher's formgrader finds it) once ``make classroom`` has prepared the hub on this machine,
-into build/nbgrader/ otherwise (scripts.classroom_host.grading_course).
+into STATE/nbgrader/ otherwise (scripts.classroom_host.grading_course): never the repository,
+since the course collects the students' work.
 
 One assignment per notebook with exercises (notebook 00 has none, so it is not one):
 ``source/<notebook name without .ipynb>/<notebook>``, with nbgrader's cell metadata added to
