@@ -179,14 +179,16 @@ def class_list_problem(state: Path) -> str | None:
 
 def accounts_from_environment(state: Path) -> dict[str, str]:
     """What ``make classroom`` does before the hub starts: the class list's new names get
-    accounts (:func:`add_accounts`); without a list, the accounts must exist already."""
+    accounts (:func:`add_accounts`); without a list, the accounts must exist already. The
+    slips are written again, with the hub's address as it is now."""
     problem = class_list_problem(state)
     if problem:
         raise ValueError(problem)
     new = add_accounts(state, roster())
-    if new:
-        print(f"{len(new)} new accounts ({', '.join(new)}): their passwords are in {state / 'hub' / PRINTABLE} and "
-              f"{state / 'hub' / SLIPS} (root only), with the hub's address {hub_address()}")
+    address = write_slips(state, _slips(state))
+    slips = f"{state / 'hub' / PRINTABLE} and {state / 'hub' / SLIPS} (root only), with the hub's address {address}"
+    print(f"{len(new)} new accounts ({', '.join(new)}): their passwords are in {slips}" if new else
+          f"every name on the class list has an account already: the passwords are in {slips}")
     return new
 
 
@@ -211,10 +213,7 @@ def main(argv=None) -> int:
         if args.reset:
             print(f"{args.reset}'s new password: {reset(state, args.reset)} (also in {state / 'hub' / PRINTABLE})")
         else:
-            if not accounts_from_environment(state):
-                address = write_slips(state, _slips(state))  # the address may have changed
-                print(f"every name on the class list has an account already (passwords in {state / 'hub' / PRINTABLE}, "
-                      f"with the hub's address {address})")
+            accounts_from_environment(state)
     except (FileNotFoundError, PermissionError, ValueError) as error:
         print(f"make classroom-accounts: {error}", file=sys.stderr)
         return 1

@@ -186,7 +186,9 @@ def test_the_slips_say_where_the_hub_is(tmp_path, monkeypatch):
     page = (state / "hub" / accounts.PRINTABLE).read_text()
     assert "go to <code>http://127.0.0.1:9311/</code><br>name: <b>alice</b>" in page
     monkeypatch.setenv("CLASSROOM_URL", "https://hub.school.example/")
-    assert accounts.write_slips(state, accounts._slips(state)) == "https://hub.school.example/"
+    monkeypatch.setenv("CLASSROOM_STUDENTS", "alice")
+    monkeypatch.delenv("CLASSROOM_ROSTER", raising=False)
+    assert accounts.accounts_from_environment(state) == {}  # no new name: the slips are written again all the same
     with (state / "hub" / accounts.SLIPS).open() as handle:
         rows = {row["name"]: row for row in csv.DictReader(handle)}
     assert rows["alice"] == {"name": "alice", "password": passwords["alice"], "address": "https://hub.school.example/"}
