@@ -170,8 +170,14 @@ def build_and_release(out: Path = DEFAULT_OUT) -> list[Path]:
 
 
 def main(argv=None) -> int:
-    return build_command(argv, doc=__doc__, default_out=DEFAULT_OUT, builder=build_and_release,
-                         summary="nbgrader course: {count} assignments in {out}/source, released into {out}/release")
+    try:
+        return build_command(argv, doc=__doc__, default_out=DEFAULT_OUT, builder=build_and_release,
+                             summary="nbgrader course: {count} assignments in {out}/source, released into {out}/release")
+    except PermissionError as error:
+        print(f"make nbgrader: cannot write {error.filename}: the course goes into the hub's state folder, which is "
+              "root's; run it as root, or set CLASSROOM_STATE to a folder of yours outside the repository.",
+              file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -138,6 +138,7 @@ def test_the_class_report_goes_into_the_course_unless_told(graded_class, capsys)
     assert class_report.main(["--course", str(course)]) == 0
     assert capsys.readouterr().out.strip() == f"class report of 2 exercises: {course / 'class-report' / 'index.html'}"
     assert (course / "class-report" / "class-report.csv").is_file()
+    assert course.stat().st_mode & 0o777 == 0o700, "a course outside the hub is closed to other users"
 
 
 @pytest.mark.slow
@@ -186,6 +187,16 @@ def test_a_student_edition_notebook_without_metadata_is_refused(tmp_path):
     with pytest.raises(autograde.Refused, match="nothing was graded.*no nbgrader grade cells"):
         autograde.autograde(course)
     assert not (course / "autograded").exists()
+
+
+def test_make_nbgrader_says_in_words_when_it_may_not_write_the_course(monkeypatch, capsys):
+    def refused(out):
+        raise PermissionError(13, "Permission denied", "/var/lib/residual-course-classroom")
+
+    monkeypatch.setattr(build_nbgrader, "build_and_release", refused)
+    assert build_nbgrader.main([]) == 1
+    said = capsys.readouterr().err
+    assert said.startswith("make nbgrader: cannot write /var/lib/residual-course-classroom: ") and "CLASSROOM_STATE" in said
 
 
 def test_the_hub_edition_carries_the_grade_cells_and_no_solution(tmp_path):
