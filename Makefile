@@ -2,7 +2,7 @@
 #   make lab    install everything into .venv and open the course in JupyterLab at notebook 00
 #   make test   install everything into .venv and run every test
 # For teachers: `make student` builds the student edition into build/student/, `make nbgrader`
-# an nbgrader course into build/nbgrader/, `make classroom` starts a JupyterHub for a class.
+# an nbgrader course in the hub's state folder, `make classroom` starts a JupyterHub for a class.
 # Both are safe to re-run: the install step only runs again when requirements change.
 PYTHON ?= python3
 VENV := .venv
@@ -91,16 +91,17 @@ exercises-report: venv
 # autograded test, homework answers graded by hand; then nbgrader's generate_assignment writes
 # the students' versions into its release/. The course is the hub's (in the teacher's home in
 # the hub's state folder, where the formgrader shows it) once `make classroom` has prepared the
-# hub on this machine, build/nbgrader/ otherwise; collect, autograde, feedback and
-# class-report use the same one.
+# hub on this machine, nbgrader/ of the state folder otherwise (never the repository: it holds
+# the students' work); collect, autograde, feedback and class-report use the same one.
 nbgrader: venv
 	$(BIN)/python -m scripts.build_nbgrader
 
 # Grading the hub's notebooks (README, "Grading"): collect every student's notebooks from their
 # home (HOMES, the hub's homes by default; run as root) into the course's submitted/, autograde
 # them (refusing a notebook without grade cells), write the feedback pages and the class report
-# (NAMES=1 names the students).
+# (into the course's class-report/, or CLASS_REPORT=DIR; NAMES=1 names the students).
 HOMES ?=
+CLASS_REPORT ?=
 collect: venv
 	$(BIN)/python -m scripts.collect_submissions $(if $(HOMES),--homes $(HOMES))
 
@@ -111,7 +112,7 @@ feedback: venv npm-site
 	$(BIN)/python -m scripts.feedback
 
 class-report: venv
-	$(BIN)/python -m scripts.class_report $(if $(NAMES),--names)
+	$(BIN)/python -m scripts.class_report $(if $(NAMES),--names) $(if $(CLASS_REPORT),--out $(CLASS_REPORT))
 
 # Publish the student edition (with nbgrader's metadata) to the hub's repository during a term;
 # the commit message says which notebooks and cells changed. update-report FIX=<commit> lists
@@ -136,7 +137,8 @@ classroom: venv npm-classroom
 
 # Each student's own password (scripts/classroom_accounts.py): the class list's new names
 # (CLASSROOM_ROSTER=FILE, one name a line, or CLASSROOM_STUDENTS="alice bob") get one, on
-# slips in the state folder's hub/; RESET=NAME gives one student a new one. As root.
+# slips in the state folder's hub/ with the hub's address (CLASSROOM_URL=https://... when students
+# reach it under another name); RESET=NAME gives one student a new one. As root.
 classroom-accounts: venv
 	$(BIN)/python -m scripts.classroom_accounts $(if $(RESET),--reset $(RESET))
 

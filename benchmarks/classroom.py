@@ -109,7 +109,7 @@ class Hub:
 
     def stop(self) -> None:
         """Stop the hub by its PID (it stops the students' servers), then its process group;
-        remove the system users it created."""
+        remove the system users it created, the teacher's too."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -121,6 +121,7 @@ class Hub:
         except ProcessLookupError:
             pass
         classroom_host.remove_students(self.state)
+        classroom_host.remove_teacher(self.state)
 
     def pss(self, user: str | None) -> int:
         """Summed PSS of a student's server and kernels (``user``), or of the hub and proxy (None)."""

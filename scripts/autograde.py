@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """nbgrader's autograde for every collected assignment, after refusing what it would grade wrongly.
 
-    python -m scripts.autograde                  # the hub's course, or build/nbgrader (scripts.collect_submissions)
+    python -m scripts.autograde                  # the hub's course, or STATE/nbgrader (scripts.collect_submissions)
     python -m scripts.autograde --course DIR
 
 nbgrader scores a notebook without its grade cells 0, with exit status 0 and no warning.
@@ -9,12 +9,15 @@ So every notebook in ``submitted/`` is read first; if one has no grade cells (th
 student edition) nothing is graded and the command exits non-zero with a sentence per
 notebook. Otherwise ``nbgrader autograde ASSIGNMENT --force`` runs for every assignment
 that has submissions (nbgrader needs the course's ``make nbgrader`` done first: it restores
-the locked cells from its gradebook).
+the locked cells from its gradebook). A line per notebook says how far it is ("autograding
+17/390: alice, 05_slopes_multiply"): a class of thirty takes minutes.
 """
 from __future__ import annotations
 
 import argparse
+import collections
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -39,10 +42,19 @@ def refusals(course: Path) -> list[str]:
             if (problem := ungradable(path))]
 
 
-def autograde(course: Path = DEFAULT_COURSE) -> list[str]:
-    """Autograde every assignment with submissions; return the assignments graded. Raises
-    Refused (nothing graded) for a notebook without grade cells, FileNotFoundError when there
-    is nothing to grade, RuntimeError with nbgrader's words when nbgrader fails."""
+# nbgrader's log line as it starts on a submitted notebook (nbgrader.converters.autograde)
+STARTING = re.compile(r"Sanitizing .*/submitted/(?P<student>[^/]+)/(?P<assignment>[^/]+)/[^/]+\.ipynb")
+
+
+def _print_now(line: str) -> None:
+    print(line, flush=True)
+
+
+def autograde(course: Path = DEFAULT_COURSE, progress=_print_now) -> list[str]:
+    """Autograde every assignment with submissions, calling ``progress`` with a line as each
+    notebook starts; return the assignments graded. Raises Refused (nothing graded) for a
+    notebook without grade cells, FileNotFoundError when there is nothing to grade,
+    RuntimeError with nbgrader's words when nbgrader fails."""
     course = Path(course).resolve()
     problems = refusals(course)
     if problems:
@@ -50,22 +62,35 @@ def autograde(course: Path = DEFAULT_COURSE) -> list[str]:
     assignments = submitted_assignments(course)
     if not assignments:
         raise FileNotFoundError(f"no notebooks in {course / 'submitted'}: run make collect first")
+    total, started = len(list((course / "submitted").glob("*/*/*.ipynb"))), 0
+
+    def count(line: str) -> None:
+        nonlocal started
+        if match := STARTING.search(line):
+            started += 1
+            progress(f"autograding {started}/{total}: {match['student']}, {match['assignment']}")
+
     for assignment in assignments:
-        run_nbgrader(course, "autograde", assignment, "--force")
+        run_nbgrader(course, "autograde", assignment, "--force", on_line=count)
     return assignments
 
 
-def run_nbgrader(course: Path, *args: str) -> None:
+def run_nbgrader(course: Path, *args: str, on_line=None) -> None:
     """``nbgrader ARGS`` in ``course`` with this Python's environment (its bin first on PATH,
-    the course's root on PYTHONPATH for scripts.feedback); RuntimeError with nbgrader's words
-    when it fails."""
+    the course's root on PYTHONPATH for scripts.feedback), calling ``on_line`` with each line
+    of its output as it comes; RuntimeError with nbgrader's words when it fails."""
     bin_dir = Path(sys.executable).parent
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    result = subprocess.run([str(bin_dir / "nbgrader"), *args], cwd=course, env=env, capture_output=True, text=True,
-                            timeout=3600)
-    if result.returncode != 0:
-        raise RuntimeError(f"nbgrader {' '.join(args)} failed:\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
+    tail = collections.deque(maxlen=200)
+    with subprocess.Popen([str(bin_dir / "nbgrader"), *args], cwd=course, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as process:
+        for line in process.stdout:
+            tail.append(line)
+            if on_line:
+                on_line(line)
+    if process.returncode != 0:
+        raise RuntimeError(f"nbgrader {' '.join(args)} failed:\n{''.join(tail)[-4000:]}")
 
 
 def course_command(argv, *, doc: str, name: str, action, summary: str) -> int:

@@ -6,7 +6,8 @@
 
 The course goes into the hub's course folder (STATE/homes/TEACHER/nbgrader, where the
 teacher's formgrader finds it) once ``make classroom`` has prepared the hub on this machine,
-into build/nbgrader/ otherwise (scripts.classroom_host.grading_course).
+into STATE/nbgrader/ otherwise (scripts.classroom_host.grading_course): never the repository,
+since the course collects the students' work.
 
 One assignment per notebook with exercises (notebook 00 has none, so it is not one):
 ``source/<notebook name without .ipynb>/<notebook>``, with nbgrader's cell metadata added to
@@ -169,8 +170,14 @@ def build_and_release(out: Path = DEFAULT_OUT) -> list[Path]:
 
 
 def main(argv=None) -> int:
-    return build_command(argv, doc=__doc__, default_out=DEFAULT_OUT, builder=build_and_release,
-                         summary="nbgrader course: {count} assignments in {out}/source, released into {out}/release")
+    try:
+        return build_command(argv, doc=__doc__, default_out=DEFAULT_OUT, builder=build_and_release,
+                             summary="nbgrader course: {count} assignments in {out}/source, released into {out}/release")
+    except PermissionError as error:
+        print(f"make nbgrader: cannot write {error.filename}: the course goes into the hub's state folder, which is "
+              "root's; run it as root, or set CLASSROOM_STATE to a folder of yours outside the repository.",
+              file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 #!/usr/bin/env python
 """What the class got wrong: every exercise's outcomes across the autograded notebooks.
 
-    python -m scripts.class_report                    # the hub's course (or build/nbgrader) -> build/class-report/
+    python -m scripts.class_report                    # the hub's course (or STATE/nbgrader) -> its class-report/
     python -m scripts.class_report --names            # say which student made which mistake
+    python -m scripts.class_report --out DIR          # write it into DIR instead
 
 Reads each autograded notebook's check cells (the record ``utils.exercises.grading.graded``
 leaves in its output: exercise, passed, attempted, mistake key; never code) and writes
@@ -12,6 +13,8 @@ named mistake, or whose check did not run. Students stay anonymous unless ``--na
 code exercises' points and the written answers still to grade are counted apart, per
 notebook. When students opted in to the log of checks (``make collect`` brings it to
 ``attempts/``), the report adds how many checks they needed before an exercise passed.
+The report goes into the course's ``class-report/`` (in the hub's state folder, with the
+notebooks it counts, never in the repository), unless ``--out`` says otherwise.
 """
 from __future__ import annotations
 
@@ -29,11 +32,11 @@ from pathlib import Path
 
 import nbformat
 
-from scripts.build_student_edition import ROOT
+from scripts.classroom_host import hand_to_teacher
 from scripts.collect_submissions import DEFAULT_COURSE
 from utils.exercises.grading import RECORD_TYPE
 
-DEFAULT_OUT = ROOT / "build" / "class-report"
+OUT = "class-report"  # in the course
 PASSED, NOT_STARTED, NO_VERDICT, UNNAMED = "passed", "not started", "check did not run", "(mistake without a key)"
 
 
@@ -224,10 +227,11 @@ notebook as handed in). {"Names are shown (--names)." if names else "Anonymous: 
 """
 
 
-def report(course: Path = DEFAULT_COURSE, out: Path = DEFAULT_OUT, names: bool = False) -> dict[str, ExerciseOutcomes]:
-    """Write ``out/index.html`` and ``out/class-report.csv``; return what they count."""
+def report(course: Path = DEFAULT_COURSE, out: Path | None = None, names: bool = False) -> dict[str, ExerciseOutcomes]:
+    """Write ``out/index.html`` and ``out/class-report.csv`` (``out``: the course's
+    class-report/ unless given); return what they count."""
     exercises = gather(course)
-    out = Path(out)
+    out = Path(course) / OUT if out is None else Path(out)
     out.mkdir(parents=True, exist_ok=True)
     write_csv(exercises, out / "class-report.csv", names)
     (out / "index.html").write_text(page(exercises, notebook_scores(course), names), encoding="utf-8")
@@ -237,15 +241,19 @@ def report(course: Path = DEFAULT_COURSE, out: Path = DEFAULT_OUT, names: bool =
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--course", type=Path, default=DEFAULT_COURSE, help=f"nbgrader course (default {DEFAULT_COURSE})")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where to write (default {DEFAULT_OUT})")
+    parser.add_argument("--out", type=Path, help=f"where to write (default: the course's {OUT}/)")
     parser.add_argument("--names", action="store_true", help="name the students (anonymous by default)")
     args = parser.parse_args(argv)
-    exercises = report(args.course, args.out, args.names)
+    out = args.out or args.course / OUT
+    try:
+        exercises = report(args.course, out, args.names)
+    finally:
+        hand_to_teacher(args.course)  # the hub's course, and the report in it, are the teacher's
     if not exercises:
         print(f"make class-report: no autograded notebooks in {args.course.resolve() / 'autograded'}: run make collect "
               "and make autograde first", file=sys.stderr)
         return 1
-    print(f"class report of {len(exercises)} exercises: {args.out.resolve() / 'index.html'}")
+    print(f"class report of {len(exercises)} exercises: {out.resolve() / 'index.html'}")
     return 0
 
 

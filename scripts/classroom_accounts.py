@@ -8,9 +8,11 @@ Every name on the class list, and the teacher (CLASSROOM_TEACHER), gets a random
 the hub keeps only a salted scrypt hash of each (``STATE/hub/passwords.json``) and admits
 exactly those names (scripts/classroom_login.py). The passwords themselves go to
 ``STATE/hub/password-slips.csv`` and a printable ``password-slips.html`` for the teacher to
-hand out. All three are root's only, in the root-only ``hub/`` folder. Running it again adds
-the new names of the list and changes no one's password; ``--reset NAME`` changes one. The
-hub reads the hashes at every login, so nothing needs restarting.
+hand out, each slip with the hub's address (CLASSROOM_URL, or the hub's own from CLASSROOM_IP
+and CLASSROOM_PORT: scripts.classroom_host.hub_address). All three are root's only, in the
+root-only ``hub/`` folder. Running it again adds the new names of the list, changes no one's
+password and writes the slips again (with the address as it is now); ``--reset NAME`` changes
+one. The hub reads the hashes at every login, so nothing needs restarting.
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ import secrets
 import sys
 from pathlib import Path
 
-from scripts.classroom_host import check_name, prepare_state, state_folder, teacher_name
+from scripts.classroom_host import check_name, hub_address, prepare_state, state_folder, teacher_name
 
 HASHES = "passwords.json"
 SLIPS = "password-slips.csv"
@@ -110,20 +112,30 @@ def _slips(state: Path) -> dict[str, str]:
 
 def _save(state: Path, hashes: dict[str, str], slips: dict[str, str]) -> None:
     _write_private(hashes_path(state), json.dumps(hashes, indent=1, sort_keys=True) + "\n")
+    write_slips(state, slips)
+
+
+def write_slips(state: Path, slips: dict[str, str]) -> str:
+    """The slips (name -> password) as ``password-slips.csv`` and the printable page, each with
+    the hub's address (:func:`scripts.classroom_host.hub_address`); returns the address."""
+    address = hub_address()
     table = io.StringIO()
     writer = csv.writer(table)
-    writer.writerow(["name", "password"])
-    writer.writerows(sorted(slips.items()))
+    writer.writerow(["name", "password", "address"])
+    writer.writerows([name, password, address] for name, password in sorted(slips.items()))
     _write_private(state / "hub" / SLIPS, table.getvalue())
-    cards = "".join(f'<div class="slip"><b>{html.escape(name)}</b><br>password: <code>{html.escape(password)}</code>'
-                    "</div>\n" for name, password in sorted(slips.items()))
+    cards = "".join(f'<div class="slip">go to <code>{html.escape(address)}</code><br>name: <b>{html.escape(name)}</b>'
+                    f"<br>password: <code>{html.escape(password)}</code></div>\n"
+                    for name, password in sorted(slips.items()))
     _write_private(state / "hub" / PRINTABLE, f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Passwords for the course's hub</title><style>
-body {{ font-family: sans-serif; }} .slip {{ display: inline-block; width: 17em; margin: .4em; padding: .8em;
-border: 1px dashed #555; break-inside: avoid; }} code {{ font-size: 1.3em; }}</style></head><body>
-<p>Cut along the lines; give each student their own slip. Log in with the name and password on it.</p>
+body {{ font-family: sans-serif; }} .slip {{ display: inline-block; width: 19em; margin: .4em; padding: .8em;
+border: 1px dashed #555; break-inside: avoid; line-height: 1.6; }} code {{ font-size: 1.2em; }}</style></head><body>
+<p>Cut along the lines; give each student their own slip. Open the address on it and log in with the name and
+password on it.</p>
 {cards}</body></html>
 """)
+    return address
 
 
 def add_accounts(state: Path, names: list[str]) -> dict[str, str]:
@@ -167,15 +179,26 @@ def class_list_problem(state: Path) -> str | None:
 
 def accounts_from_environment(state: Path) -> dict[str, str]:
     """What ``make classroom`` does before the hub starts: the class list's new names get
-    accounts (:func:`add_accounts`); without a list, the accounts must exist already."""
+    accounts (:func:`add_accounts`); without a list, the accounts must exist already. The
+    slips are written again, with the hub's address as it is now."""
     problem = class_list_problem(state)
     if problem:
         raise ValueError(problem)
     new = add_accounts(state, roster())
-    if new:
-        print(f"{len(new)} new accounts ({', '.join(new)}): their passwords are in {state / 'hub' / PRINTABLE} and "
-              f"{state / 'hub' / SLIPS} (root only)")
+    address = write_slips(state, _slips(state))
+    slips = f"{state / 'hub' / PRINTABLE} and {state / 'hub' / SLIPS} (root only), with the hub's address {address}"
+    print(f"{len(new)} new accounts ({', '.join(new)}): their passwords are in {slips}" if new else
+          f"every name on the class list has an account already: the passwords are in {slips}")
     return new
+
+
+def class_names(state: Path) -> list[str]:
+    """The students of the class: the class list when one is given (:func:`roster`), else every
+    name with an account on the hub (``state``) but the teacher's; [] when neither is known."""
+    names = roster()
+    if not names and hashes_path(state).is_file():
+        names = sorted(read_hashes(hashes_path(state)))
+    return [name for name in names if name != teacher_name()]
 
 
 def main(argv=None) -> int:
@@ -190,9 +213,7 @@ def main(argv=None) -> int:
         if args.reset:
             print(f"{args.reset}'s new password: {reset(state, args.reset)} (also in {state / 'hub' / PRINTABLE})")
         else:
-            new = accounts_from_environment(state)
-            if not new:
-                print(f"every name on the class list has an account already (passwords in {state / 'hub' / PRINTABLE})")
+            accounts_from_environment(state)
     except (FileNotFoundError, PermissionError, ValueError) as error:
         print(f"make classroom-accounts: {error}", file=sys.stderr)
         return 1

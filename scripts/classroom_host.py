@@ -3,6 +3,7 @@
 
     python -m scripts.classroom_host                     # what `make classroom` runs before the hub
     python -m scripts.classroom_host --remove-students   # the end of a term: students' users and homes
+    python -m scripts.classroom_host --remove-teacher    # and the teacher's user and home, course and grades
 
 Checks that the three ports the hub needs are free and that Node.js is new enough for the
 proxy, then prepares the hub's state folder (``CLASSROOM_STATE``, by default
@@ -11,8 +12,8 @@ proxy, then prepares the hub's state folder (``CLASSROOM_STATE``, by default
     STATE/hub/                    the hub's database, cookie secret, PID file, the students'
                                   password hashes and the slips to hand out (root only)
     STATE/homes/NAME/             each student's home folder (0700, owned by the student)
-    STATE/homes/TEACHER/nbgrader/ the nbgrader course make nbgrader, collect, autograde and
-                                  feedback use, and the teacher's formgrader shows
+    STATE/homes/TEACHER/nbgrader/ the nbgrader course make nbgrader, collect, autograde,
+                                  feedback and class-report use, and the teacher's formgrader shows
     STATE/python/                 the Python students' servers and kernels run (root-owned)
     STATE/utils/current/          the published ``utils`` (scripts.publish_student_edition)
     STATE/student-edition.git     what nbgitpuller copies into each home folder
@@ -41,6 +42,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_STATE = Path("/var/lib/residual-course-classroom")
 STUDENTS_GROUP = "residual-course"
+# The comment (GECOS) of the users ensure_student creates: how the teacher's user is recognised
+# at the end of a term even when CLASSROOM_TEACHER is not set then.
+USER_COMMENT = {True: "residual course teacher", False: "residual course student"}
 PROXY_PACKAGE = ROOT / "classroom" / "node_modules" / "configurable-http-proxy" / "package.json"
 # The oldest Node.js every package of classroom/package-lock.json accepts (tests/test_classroom.py
 # checks the lock file's "engines" against it); README, "A class on one machine", says the same.
@@ -75,17 +79,21 @@ def hub_course(state: Path) -> Path:
 def grading_course() -> Path:
     """The nbgrader course make nbgrader, collect, autograde, feedback and class-report use: the
     hub's (:func:`hub_course`) once scripts.classroom_host has prepared the state folder on this
-    machine, build/nbgrader otherwise."""
+    machine, STATE/nbgrader otherwise. Never inside the repository: the course collects the
+    students' notebooks, grades and class report."""
     state = state_folder()
-    return hub_course(state) if (state / "hub").is_dir() else ROOT / "build" / "nbgrader"
+    return hub_course(state) if (state / "hub").is_dir() else state / "nbgrader"
 
 
 def hand_to_teacher(course: Path) -> None:
     """Give the hub's course back to the teacher's user after root wrote to it (make nbgrader,
-    collect, autograde, feedback), so the formgrader can read and write its gradebook; any
-    other course is left as it is."""
+    collect, autograde, feedback, class-report), so the formgrader can read and write its
+    gradebook; any other course is closed to other users (it holds the students' work)."""
     course = Path(course).resolve()
-    if course != hub_course(state_folder()) or not course.is_dir():
+    if not course.is_dir():
+        return
+    if course != hub_course(state_folder()):
+        course.chmod(0o700)
         return
     teacher = pwd.getpwnam(teacher_name())
     for folder, folders, files in os.walk(course):
@@ -94,21 +102,34 @@ def hand_to_teacher(course: Path) -> None:
     course.chmod(0o700)
 
 
+def teacher_nbgrader_config(course: Path, exchange: Path) -> str:
+    """The nbgrader_config.py of the teacher's home: the course, and as nbgrader's exchange an
+    empty folder of the teacher's own. The exchange is not used (nbgitpuller hands out, make
+    collect collects), so the course has no course id and the formgrader's release and collect
+    buttons stay off; without an exchange folder that exists and the teacher may write to, the
+    formgrader would warn that its default one, /usr/local/share/nbgrader/exchange, is missing."""
+    return ("# Written by scripts/classroom_host.py: the hub's nbgrader course (README, \"Grading\").\n"
+            "c = get_config()  # noqa: F821\n"
+            f"c.CourseDirectory.root = {str(course)!r}\n"
+            "# nbgrader's exchange is not used: an empty folder only the teacher can open.\n"
+            f"c.Exchange.root = {str(exchange)!r}\n")
+
+
 def prepare_teacher(state: Path) -> Path:
-    """The teacher's user, their course folder (:func:`hub_course`) and the nbgrader_config.py
-    in their home that points the formgrader at it. nbgrader's exchange is not used (nbgitpuller
-    hands out, make collect collects), so the course has no course id and the formgrader's
-    release and collect buttons stay off. Returns the course."""
+    """The teacher's user, their course folder (:func:`hub_course`), the unused exchange folder
+    and the nbgrader_config.py in their home that names both (:func:`teacher_nbgrader_config`).
+    Returns the course."""
     teacher = ensure_student(teacher_name(), state, admin=True)
     course = hub_course(state)
-    course.mkdir(exist_ok=True)
+    exchange = Path(teacher.pw_dir) / ".nbgrader-exchange"
+    for folder in (course, exchange):
+        folder.mkdir(exist_ok=True)
     config = Path(teacher.pw_dir) / "nbgrader_config.py"
-    config.write_text("# Written by scripts/classroom_host.py: the hub's nbgrader course (README, \"Grading\").\n"
-                      "c = get_config()  # noqa: F821\n"
-                      f"c.CourseDirectory.root = {str(course)!r}\n")
-    for path in (config, course):
+    config.write_text(teacher_nbgrader_config(course, exchange))
+    for path in (config, course, exchange):
         os.chown(path, teacher.pw_uid, teacher.pw_gid)
-    course.chmod(0o700)
+    for folder in (course, exchange):
+        folder.chmod(0o700)
     return course
 
 
@@ -245,7 +266,7 @@ def ensure_student(name: str, state: Path, *, admin: bool = False) -> pwd.struct
     except KeyError:
         subprocess.run(["useradd", "--create-home", "--home-dir", str(state / "homes" / name), "--shell", "/bin/bash",
                         "--user-group", "--groups", STUDENTS_GROUP,
-                        "--comment", "residual course " + ("teacher" if admin else "student"), name],
+                        "--comment", USER_COMMENT[admin], name],
                        check=True, capture_output=True, timeout=60)
         user = pwd.getpwnam(name)
     if group.gr_gid not in os.getgrouplist(name, user.pw_gid):
@@ -258,12 +279,33 @@ def ensure_student(name: str, state: Path, *, admin: bool = False) -> pwd.struct
     return user
 
 
-def remove_students(state: Path) -> list[str]:
-    """Remove every system user whose home folder lies in STATE/homes, with the folder, and
-    the course's group once nobody is left in it (the end of a term, or of a test); return
-    the names removed."""
+def is_teacher(user: pwd.struct_passwd) -> bool:
+    """Whether ``user`` is the hub's teacher: named CLASSROOM_TEACHER, or made as the teacher."""
+    return user.pw_name == teacher_name() or user.pw_gecos == USER_COMMENT[True]
+
+
+def hub_users(state: Path, *, teacher: bool) -> list[str]:
+    """The system users whose home folder lies in STATE/homes (the hub made them): the
+    teacher's if ``teacher``, else the students'."""
     homes = state / "homes"
-    names = [user.pw_name for user in pwd.getpwall() if Path(user.pw_dir).parent == homes]
+    return [user.pw_name for user in pwd.getpwall()
+            if Path(user.pw_dir).parent == homes and is_teacher(user) == teacher]
+
+
+def remove_students(state: Path) -> list[str]:
+    """Remove the students' system users (:func:`hub_users`) with their home folders, and the
+    course's group once nobody is left in it (the end of a term, or of a test); return the
+    names removed. The teacher's user and home, with the nbgrader course and its grades, stay."""
+    return _remove_users(hub_users(state, teacher=False))
+
+
+def remove_teacher(state: Path) -> list[str]:
+    """Remove the teacher's system user with their home folder: the nbgrader course, its
+    gradebook and the class report in it are deleted too. Returns the names removed."""
+    return _remove_users(hub_users(state, teacher=True))
+
+
+def _remove_users(names: list[str]) -> list[str]:
     for name in names:
         subprocess.run(["userdel", "--remove", name], capture_output=True, timeout=120)
     try:
@@ -291,9 +333,23 @@ def prepare(state: Path) -> None:
     print(f"students' utils: {publish_utils(state / 'student-edition.git', state)}")
 
 
+PUBLIC_PORT = "the hub's public address"
+
+
+def hub_address(environment=os.environ) -> str:
+    """The address students open: CLASSROOM_URL when the teacher gives one (a public name, a
+    reverse proxy's https address), else the hub's own from CLASSROOM_IP (this machine's name
+    when it listens on every interface) and CLASSROOM_PORT."""
+    if environment.get("CLASSROOM_URL"):
+        return environment["CLASSROOM_URL"]
+    ip = environment.get("CLASSROOM_IP", "127.0.0.1")
+    host = socket.getfqdn() if ip in ("0.0.0.0", "", "::") else ip
+    return f"http://{host}:{hub_ports(environment)[PUBLIC_PORT]}/"
+
+
 def hub_ports(environment=os.environ) -> dict[str, int]:
     """The three ports the hub listens on, by purpose, as the hub's configuration reads them."""
-    return {"the hub's public address": int(environment.get("CLASSROOM_PORT", "8000")),
+    return {PUBLIC_PORT: int(environment.get("CLASSROOM_PORT", "8000")),
             "the proxy's API": int(environment.get("CLASSROOM_PROXY_API_PORT", "8001")),
             "the hub's API": int(environment.get("CLASSROOM_HUB_PORT", "8081"))}
 
@@ -316,17 +372,37 @@ def preflight(state: Path, ports: dict[str, int]) -> list[str]:
     return problems
 
 
+def end_of_term(state: Path, *, students: bool, teacher: bool) -> int:
+    """--remove-students and --remove-teacher: remove those users, and say what was removed
+    and what was kept."""
+    if students:
+        print("removed the students' users and home folders:", " ".join(remove_students(state)) or "nobody")
+    if teacher:
+        for name in remove_teacher(state):
+            print(f"removed the teacher's user {name} and home folder {state / 'homes' / name}, with the nbgrader "
+                  f"course, its grades, feedback and class report ({state / 'homes' / name / 'nbgrader'})")
+    else:
+        for name in hub_users(state, teacher=True):
+            print(f"kept the teacher's user {name} and home folder {state / 'homes' / name}, with the nbgrader course "
+                  f"and its grades ({state / 'homes' / name / 'nbgrader'}); --remove-teacher removes them too")
+    return 0
+
+
 def main(argv=None) -> int:
     """Pre-flight checks, then the state folder, the students' Python and the published edition;
-    or, with --remove-students, the end of a term."""
+    or, with --remove-students (--remove-teacher), the end of a term."""
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--remove-students", action="store_true",
-                        help="remove every system user whose home folder is in STATE/homes, with the folder")
-    if parser.parse_args(argv).remove_students:
-        print("removed:", " ".join(remove_students(state_folder())) or "nobody")
-        return 0
+                        help="remove the students' system users (home folder in STATE/homes) with their home folders; "
+                             "the teacher's user and home, with the nbgrader course and its grades, stay")
+    parser.add_argument("--remove-teacher", action="store_true",
+                        help="remove the teacher's system user and home folder STATE/homes/TEACHER, deleting the "
+                             "nbgrader course in it with every grade, submission, feedback page and class report")
+    args = parser.parse_args(argv)
+    if args.remove_students or args.remove_teacher:
+        return end_of_term(state_folder(), students=args.remove_students, teacher=args.remove_teacher)
     problems = preflight(state_folder(), hub_ports())
     if problems:
         print("\n".join(problems), file=sys.stderr)

@@ -2,10 +2,10 @@
 """Copy every student's notebooks from their home folder into the nbgrader course.
 
     python -m scripts.collect_submissions                      # homes in CLASSROOM_STATE/homes
-    python -m scripts.collect_submissions --homes /home --course build/nbgrader
+    python -m scripts.collect_submissions --homes /home --course /srv/grading/nbgrader
 
 The course is the hub's (STATE/homes/TEACHER/nbgrader) on a machine where ``make classroom``
-prepared the hub, build/nbgrader otherwise (scripts.classroom_host.grading_course).
+prepared the hub, STATE/nbgrader otherwise (scripts.classroom_host.grading_course).
 
 A student is a folder ``HOMES/NAME`` holding the course's folder (``residual-course``,
 CLASSROOM_FOLDER) that nbgitpuller made. For every assignment of the course (its
@@ -15,7 +15,9 @@ replaced. Run it as root when each student is a Unix user whose home only they c
 A notebook without nbgrader's grade cells (the plain student edition, say from a zip) is
 refused with a sentence, since nbgrader would score it 0 without a word; the command then
 exits non-zero after copying the others. A student's opt-in log of checks
-(:mod:`utils.exercises.attempts`) is copied to ``attempts/NAME.jsonl``.
+(:mod:`utils.exercises.attempts`) is copied to ``attempts/NAME.jsonl``. The students of the
+class (scripts.classroom_accounts.class_names) of whom nothing was collected are named, with
+the reason: never logged in (no home), or no notebooks yet.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ import nbformat
 
 from scripts.build_nbgrader import grade_ids
 from scripts.build_student_edition import ROOT
+from scripts.classroom_accounts import class_names
 from scripts.classroom_host import grading_course, hand_to_teacher, state_folder, teacher_name
 from utils.exercises.attempts import LOG_NAME
 
@@ -44,6 +47,7 @@ class Collected:
     copied: list[Path] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     logs: list[Path] = field(default_factory=list)
+    missing: dict[str, str] = field(default_factory=dict)  # a student of the class -> why nothing was collected
 
 
 def ungradable(path: Path) -> str | None:
@@ -70,19 +74,22 @@ def student_folders(homes: Path, folder: str = DEFAULT_FOLDER) -> dict[str, Path
             if (home / folder / "notebooks").is_dir() and home.name != teacher_name()}
 
 
-def collect(homes: Path = DEFAULT_HOMES, course: Path = DEFAULT_COURSE, folder: str = DEFAULT_FOLDER) -> Collected:
-    """Copy every student's notebooks of the course's assignments into ``course/submitted``."""
+def collect(homes: Path = DEFAULT_HOMES, course: Path = DEFAULT_COURSE, folder: str = DEFAULT_FOLDER,
+            students: list[str] = ()) -> Collected:
+    """Copy every student's notebooks of the course's assignments into ``course/submitted``;
+    name each of ``students`` (the class) of whom nothing was copied or refused."""
     course = Path(course)
     assignments = sorted(path.name for path in (course / "source").iterdir() if path.is_dir()) \
         if (course / "source").is_dir() else []
     if not assignments:
         raise FileNotFoundError(f"no assignments in {course / 'source'}: run make nbgrader first")
-    done = Collected()
+    done, found = Collected(), set()
     for name, copy in student_folders(homes, folder).items():
         for assignment in assignments:
             notebook = copy / "notebooks" / f"{assignment}.ipynb"
             if not notebook.is_file():
                 continue
+            found.add(name)
             problem = ungradable(notebook)
             if problem:
                 done.refused.append(f"{name}: {problem}")
@@ -97,7 +104,17 @@ def collect(homes: Path = DEFAULT_HOMES, course: Path = DEFAULT_COURSE, folder: 
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(log, target)
             done.logs.append(target)
+    done.missing = {name: "no notebooks yet" if (Path(homes) / name).is_dir() else "never logged in"
+                    for name in students if name not in found}
     return done
+
+
+def not_collected(missing: dict[str, str]) -> list[str]:
+    """One line per reason: "not collected (never logged in): carol, dave"."""
+    reasons = {}
+    for name, reason in sorted(missing.items()):
+        reasons.setdefault(reason, []).append(name)
+    return [f"not collected ({reason}): {', '.join(names)}" for reason, names in sorted(reasons.items())]
 
 
 def main(argv=None) -> int:
@@ -107,15 +124,17 @@ def main(argv=None) -> int:
     parser.add_argument("--folder", default=DEFAULT_FOLDER, help=f"the course's folder in a home (default {DEFAULT_FOLDER})")
     args = parser.parse_args(argv)
     try:
-        done = collect(args.homes, args.course, args.folder)
-    except FileNotFoundError as error:
+        done = collect(args.homes, args.course, args.folder, class_names(state_folder()))
+    except (FileNotFoundError, PermissionError, ValueError) as error:
         print(f"make collect: {error}", file=sys.stderr)
         return 1
     finally:
         hand_to_teacher(args.course)
-    students = {path.parent.parent.name for path in done.copied}
-    print(f"collected {len(done.copied)} notebooks of {len(students)} students into {args.course.resolve() / 'submitted'}"
-          + (f", and {len(done.logs)} logs of checks" if done.logs else ""))
+    students = len({path.parent.parent.name for path in done.copied})
+    print(f"collected {len(done.copied)} notebooks of {students} student{'s' * (students != 1)} into "
+          f"{args.course.resolve() / 'submitted'}" + (f", and {len(done.logs)} logs of checks" if done.logs else ""))
+    for line in not_collected(done.missing):
+        print(line)
     for sentence in done.refused:
         print(f"refused: {sentence}", file=sys.stderr)
     return 1 if done.refused else 0

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Feedback pages for the autograded notebooks, offline and with honest scores.
 
-    python -m scripts.feedback                 # every assignment of the hub's course, or of build/nbgrader
+    python -m scripts.feedback                 # every assignment of the hub's course, or of STATE/nbgrader
     python -m scripts.feedback --course DIR
 
 Runs nbgrader's ``generate_feedback`` for every assignment that has autograded notebooks,

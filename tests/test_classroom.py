@@ -172,11 +172,83 @@ def test_each_student_gets_a_password_of_their_own_kept_only_as_a_hash(tmp_path,
     assert accounts.class_list_problem(tmp_path / "elsewhere").startswith("No class list: name the students")
 
 
-def test_the_hub_keeps_its_state_outside_the_repository(monkeypatch):
+def test_the_slips_say_where_the_hub_is(tmp_path, monkeypatch):
+    """Each slip holds the hub's address: its own from CLASSROOM_IP and CLASSROOM_PORT, or the
+    one the teacher gives (CLASSROOM_URL); writing the slips again puts in the new one."""
+    from scripts import classroom_accounts as accounts
+
+    for variable in ("CLASSROOM_URL", "CLASSROOM_IP", "CLASSROOM_TEACHER"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("CLASSROOM_PORT", "9311")
+    assert classroom_host.hub_address() == "http://127.0.0.1:9311/"
+    state = tmp_path / "state"
+    passwords = accounts.add_accounts(state, ["alice"])
+    page = (state / "hub" / accounts.PRINTABLE).read_text()
+    assert "go to <code>http://127.0.0.1:9311/</code><br>name: <b>alice</b>" in page
+    monkeypatch.setenv("CLASSROOM_URL", "https://hub.school.example/")
+    monkeypatch.setenv("CLASSROOM_STUDENTS", "alice")
+    monkeypatch.delenv("CLASSROOM_ROSTER", raising=False)
+    assert accounts.accounts_from_environment(state) == {}  # no new name: the slips are written again all the same
+    with (state / "hub" / accounts.SLIPS).open() as handle:
+        rows = {row["name"]: row for row in csv.DictReader(handle)}
+    assert rows["alice"] == {"name": "alice", "password": passwords["alice"], "address": "https://hub.school.example/"}
+    assert "http://127.0.0.1:9311/" not in (state / "hub" / accounts.PRINTABLE).read_text()
+
+
+def test_the_end_of_term_keeps_the_teacher_unless_asked(tmp_path, monkeypatch, capsys):
+    """--remove-students removes the students' users only and says that the teacher's user and
+    home, with the course and its grades, are kept (the teacher is recognised by the comment the
+    hub gave their user even when CLASSROOM_TEACHER is not set now); --remove-teacher removes
+    the teacher and names what goes with them. (System users faked: no root needed.)"""
+    homes = tmp_path / "homes"
+    users = [pwd.struct_passwd((name, "x", 2000 + n, 2000 + n, classroom_host.USER_COMMENT[name == "mrsgrey"],
+                                str(homes / name), "/bin/bash")) for n, name in enumerate(["alice", "mrsgrey", "bob"])]
+    users.append(pwd.struct_passwd(("root", "x", 0, 0, "root", "/root", "/bin/bash")))
+    removed = []
+    monkeypatch.setattr(classroom_host.pwd, "getpwall", lambda: [u for u in users if u.pw_name not in removed])
+    monkeypatch.setattr(classroom_host.subprocess, "run",
+                        lambda command, **_: removed.append(command[-1]) if command[0] == "userdel" else None)
+    monkeypatch.setenv("CLASSROOM_STATE", str(tmp_path))
+    monkeypatch.delenv("CLASSROOM_TEACHER", raising=False)
+    assert classroom_host.main(["--remove-students"]) == 0
+    assert removed == ["alice", "bob"]
+    assert capsys.readouterr().out.splitlines() == [
+        "removed the students' users and home folders: alice bob",
+        f"kept the teacher's user mrsgrey and home folder {homes / 'mrsgrey'}, with the nbgrader course and its grades "
+        f"({homes / 'mrsgrey' / 'nbgrader'}); --remove-teacher removes them too"]
+    assert classroom_host.main(["--remove-teacher"]) == 0
+    assert removed == ["alice", "bob", "mrsgrey"]
+    assert capsys.readouterr().out.splitlines() == [
+        f"removed the teacher's user mrsgrey and home folder {homes / 'mrsgrey'}, with the nbgrader course, its grades, "
+        f"feedback and class report ({homes / 'mrsgrey' / 'nbgrader'})"]
+
+
+def test_the_teachers_formgrader_finds_its_exchange(tmp_path):
+    """nbgrader's exchange is not used, but the teacher's nbgrader_config.py names one that
+    exists (the teacher's own folder), so the formgrader does not warn that it is missing."""
+    from nbgrader.apps.api import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    course, exchange = tmp_path / "nbgrader", tmp_path / ".nbgrader-exchange"
+    course.mkdir()
+    (tmp_path / "nbgrader_config.py").write_text(classroom_host.teacher_nbgrader_config(course, exchange))
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
+    assert NbGraderAPI(CourseDirectory(config=config), config=config).exchange_missing
+    exchange.mkdir(mode=0o700)
+    api = NbGraderAPI(CourseDirectory(config=config), config=config)
+    assert not api.exchange_missing and api.exchange_root == str(exchange) and not api.course_id
+
+
+def test_the_hub_keeps_its_state_outside_the_repository(monkeypatch, tmp_path):
     monkeypatch.delenv("CLASSROOM_STATE", raising=False)
     default = classroom_host.state_folder()
     assert default == classroom_host.DEFAULT_STATE and ROOT not in default.parents
     assert classroom_host.DEFAULT_STATE.as_posix() in (ROOT / "README.md").read_text()
+    # the course the grading commands fill with the students' work: the state folder's, with or without a hub
+    monkeypatch.setenv("CLASSROOM_STATE", str(tmp_path))
+    assert classroom_host.grading_course() == tmp_path / "nbgrader"
+    (tmp_path / "hub").mkdir()
+    assert classroom_host.grading_course() == classroom_host.hub_course(tmp_path)
     problems = classroom_host.preflight(ROOT / "build" / "classroom", {})
     assert any("lies inside the repository" in problem for problem in problems)
 
@@ -459,6 +531,7 @@ def test_a_class_on_one_machine_logs_in_apart_and_is_graded(monkeypatch):
             pytest.fail(f"the teacher's server did not start: {hub.api('GET', f'/hub/api/users/{teacher}')}")
         formgrader = requests.get(f"{hub.url}/user/{teacher}/formgrader", headers=headers, timeout=120)
         assert formgrader.status_code == 200 and formgrader.url.endswith("/formgrader/manage_assignments")
+        assert 'id="warning-exchange"' not in formgrader.text, "the formgrader finds the teacher's exchange folder"
         listed = requests.get(f"{hub.url}/user/{teacher}/formgrader/api/assignments", headers=headers, timeout=120)
         assert listed.status_code == 200, listed.text[:300]
         assignments = {entry["name"]: entry for entry in listed.json()}
@@ -476,5 +549,6 @@ def test_a_class_on_one_machine_logs_in_apart_and_is_graded(monkeypatch):
         if hub is not None:
             hub.stop()
         classroom_host.remove_students(state)
+        classroom_host.remove_teacher(state)
         shutil.rmtree(state, ignore_errors=True)
     assert subprocess.run(["id", bob_name], capture_output=True).returncode != 0, "bob's system user is removed"

@@ -89,12 +89,14 @@ def graded_class(tmp_path_factory):
            {"exercise": "01.1", "passed": False, "attempted": True, "mistake": "no-relu"},
            {"exercise": "01.2", "passed": True, "attempted": True, "mistake": ""}]
     (bob / attempts.LOG_NAME).write_text("".join(json.dumps(line) + "\n" for line in log))
-    collected = collect_submissions.collect(homes, course)
-    graded_assignments = autograde.autograde(course)
+    (homes / "dave").mkdir()  # logged in, but has no copy of the course yet; carol never logged in
+    collected = collect_submissions.collect(homes, course, students=["alice", "bob", "carol", "dave"])
+    progress = []
+    graded_assignments = autograde.autograde(course, progress=progress.append)
     pages = feedback.generate(course)
     counted = class_report.report(course, root / "report")
     return {"root": root, "course": course, "collected": collected, "graded": graded_assignments, "pages": pages,
-            "counted": counted}
+            "counted": counted, "progress": progress}
 
 
 def code_score(course: Path, student: str) -> tuple[float, float]:
@@ -113,6 +115,30 @@ def test_collect_brings_every_students_notebook_and_log(graded_class):
     assert not collected.refused
     assert [path.name for path in collected.logs] == ["bob.jsonl"]
     assert graded_class["graded"] == [ASSIGNMENT]
+
+
+@pytest.mark.slow
+def test_collect_names_the_students_it_found_nothing_of(graded_class):
+    missing = graded_class["collected"].missing
+    assert missing == {"carol": "never logged in", "dave": "no notebooks yet"}
+    assert collect_submissions.not_collected(missing) == ["not collected (never logged in): carol",
+                                                          "not collected (no notebooks yet): dave"]
+
+
+@pytest.mark.slow
+def test_autograde_says_which_notebook_it_is_at(graded_class):
+    lines = graded_class["progress"]  # a line as each of the two submitted notebooks starts
+    assert [line.split(": ")[0] for line in lines] == ["autograding 1/2", "autograding 2/2"]
+    assert sorted(line.split(": ", 1)[1] for line in lines) == [f"alice, {ASSIGNMENT}", f"bob, {ASSIGNMENT}"]
+
+
+@pytest.mark.slow
+def test_the_class_report_goes_into_the_course_unless_told(graded_class, capsys):
+    course = graded_class["course"]
+    assert class_report.main(["--course", str(course)]) == 0
+    assert capsys.readouterr().out.strip() == f"class report of 2 exercises: {course / 'class-report' / 'index.html'}"
+    assert (course / "class-report" / "class-report.csv").is_file()
+    assert course.stat().st_mode & 0o777 == 0o700, "a course outside the hub is closed to other users"
 
 
 @pytest.mark.slow
@@ -161,6 +187,16 @@ def test_a_student_edition_notebook_without_metadata_is_refused(tmp_path):
     with pytest.raises(autograde.Refused, match="nothing was graded.*no nbgrader grade cells"):
         autograde.autograde(course)
     assert not (course / "autograded").exists()
+
+
+def test_make_nbgrader_says_in_words_when_it_may_not_write_the_course(monkeypatch, capsys):
+    def refused(out):
+        raise PermissionError(13, "Permission denied", "/var/lib/residual-course-classroom")
+
+    monkeypatch.setattr(build_nbgrader, "build_and_release", refused)
+    assert build_nbgrader.main([]) == 1
+    said = capsys.readouterr().err
+    assert said.startswith("make nbgrader: cannot write /var/lib/residual-course-classroom: ") and "CLASSROOM_STATE" in said
 
 
 def test_the_hub_edition_carries_the_grade_cells_and_no_solution(tmp_path):
