@@ -21,13 +21,6 @@ import pytest  # noqa: E402
 from tests import output_tolerance  # noqa: E402
 from utils.threads import fit_cpu_share  # noqa: E402
 
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-
-
-def _shows_widget(cell) -> bool:
-    return any(WIDGET_VIEW in output.get("data", {}) for output in cell.get("outputs", []))
-
-
 # nbval waits only 5 s for each output message once a cell has replied; on a loaded 2-core
 # machine (two notebooks under xdist, a browser test beside them) a message can take longer.
 OUTPUT_TIMEOUT = 60
@@ -39,7 +32,7 @@ def pytest_collection_modifyitems(config, items):
         if cell is None or not hasattr(item, "options"):
             continue
         item.output_timeout = OUTPUT_TIMEOUT
-        if _shows_widget(cell):
+        if output_tolerance.shows_widget(cell):
             item.options["check"] = False
     items.sort(key=_start_early)  # stable: each notebook's cells stay in order
 

@@ -107,9 +107,10 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def running_lab(base: Path, extra_args: tuple[str, ...] = ()):
+def running_lab(base: Path, extra_args: tuple[str, ...] = (), variables: dict = THREADS):
     """A JupyterLab server on a private copy of notebooks/ and docs/ under ``base``, stopped
-    (by its PID) on exit; ``extra_args`` go to its command line."""
+    (by its PID) on exit; ``extra_args`` go to its command line, ``variables`` (one thread
+    for every library, by default) to its environment and so to its kernels."""
     root = base / "course"
     for folder in ("notebooks", "docs"):  # docs: pictures the notebooks' markdown may show
         if (ROOT / folder).is_dir():
@@ -122,7 +123,7 @@ def running_lab(base: Path, extra_args: tuple[str, ...] = ()):
         folder.mkdir()
     _write_settings(private["JUPYTERLAB_SETTINGS_DIR"])
     env = {key: value for key, value in os.environ.items() if key != "JUPYTER_PATH"}
-    env.update({key: str(value) for key, value in private.items()}, **THREADS)
+    env.update({key: str(value) for key, value in private.items()}, **variables)
     port, token = _free_port(), secrets.token_hex(24)
     command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
                f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",

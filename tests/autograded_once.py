@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scripts import build_nbgrader
+from scripts import backend_matrix, build_nbgrader
 from tests import built_once
 
 NBGRADER = Path(sys.executable).parent / "nbgrader"
@@ -25,8 +25,11 @@ STUDENTS = ("teacher", "student")  # the teacher edition, and the released versi
 
 
 def nbgrader(course: Path, *args: str) -> str:
-    """Run nbgrader in ``course``; its output. Fails (AssertionError) with its last words."""
-    env = {**os.environ, "PATH": f"{NBGRADER.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    """Run nbgrader in ``course``, its kernels on the backend matrix's stand-in for this file
+    (the teacher edition's outputs are compared with the stored ones: tests/test_nbgrader.py);
+    its output. Fails (AssertionError) with its last words."""
+    stand_in = backend_matrix.NOTEBOOKS_IN_MAKE_TEST["tests/autograded_once.py"]
+    env = {**backend_matrix.environment(stand_in), "PATH": f"{NBGRADER.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     result = subprocess.run([str(NBGRADER), *args], cwd=course, env=env, capture_output=True, text=True, timeout=1200)
     assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     return result.stdout + result.stderr

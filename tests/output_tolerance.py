@@ -19,7 +19,8 @@ strings, so this module decides when two outputs say the same thing:
 
 ``conftest.py`` applies it to nbval: before nbval's strict comparison, each fresh text
 output that agrees with its stored twin under these rules is replaced by the stored text,
-so only real differences reach nbval's report.
+so only real differences reach nbval's report. ``run_differences`` compares the same way
+for a run nbval does not make (a browser's kernel, nbgrader's autograde).
 """
 from __future__ import annotations
 
@@ -141,21 +142,22 @@ def reconcile(fresh_outputs: list, stored_outputs: list, rule: Rule = DEFAULT) -
             position = seen_streams.get(name, 0)
             seen_streams[name] = position + 1
             twins = stored_streams.get(name, [])
-            if position < len(twins) and texts_agree(_text(twins[position]["text"]), _text(output["text"]), rule):
+            if position < len(twins) and texts_agree(joined_text(twins[position]["text"]), joined_text(output["text"]), rule):
                 output["text"] = twins[position]["text"]
         elif "data" in output:
             if rich_index < len(stored_rich):
                 twin = stored_rich[rich_index]["data"]
                 for mime in TEXT_TYPES:
                     if mime in output["data"] and mime in twin and \
-                            texts_agree(_text(twin[mime]), _text(output["data"][mime]), rule):
+                            texts_agree(joined_text(twin[mime]), joined_text(output["data"][mime]), rule):
                         output["data"][mime] = twin[mime]
             rich_index += 1
         result.append(output)
     return result
 
 
-def _text(value) -> str:
+def joined_text(value) -> str:
+    """An output's text as one string (nbformat may store it as a list of lines)."""
     return "".join(value) if isinstance(value, list) else value
 
 
@@ -165,3 +167,49 @@ def _copy(output):
     if "data" in output:
         duplicate["data"] = type(output["data"])(output["data"])
     return duplicate
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def shows_widget(cell) -> bool:
+    """A cell whose output lives in a widget: its stored notebook keeps it in the widget
+    state, a live run sends it as plain output, so nobody can compare the two."""
+    return any(WIDGET_VIEW in output.get("data", {}) for output in cell.get("outputs", []))
+
+
+def compared(cell) -> bool:
+    """Whether a run's outputs of this code cell are compared with its stored ones, as nbval
+    compares them under conftest.py: not a widget's cell, nor one tagged nbval-ignore-output."""
+    return not shows_widget(cell) and "nbval-ignore-output" not in cell.get("metadata", {}).get("tags", [])
+
+
+def _texts(outputs) -> tuple[str, list[str], list[str]]:
+    """A cell's stdout (streams merge in a front end), its rich outputs' text/plain, and stderr."""
+    stdout = "".join(joined_text(o["text"]) for o in outputs if o["output_type"] == "stream" and o["name"] == "stdout")
+    stderr = [joined_text(o["text"]) for o in outputs if o["output_type"] == "stream" and o["name"] == "stderr"]
+    rich = [joined_text(o["data"].get("text/plain", "")) for o in outputs if "data" in o and WIDGET_VIEW not in o["data"]]
+    return stdout, rich, stderr
+
+
+def cell_differences(cell, fresh: list[dict]) -> list[str]:
+    """How the fresh outputs of code cell ``cell`` differ from its stored ones (none: they
+    agree under the cell's rule); any stderr is a difference, as no stored cell has one."""
+    rule = rule_from_metadata(cell.get("metadata"))
+    (stored_out, stored_rich, _), (out, rich, err) = _texts(cell["outputs"]), _texts(fresh)
+    problems = [f"stderr: {text[:300]!r}" for text in err]
+    if not texts_agree(stored_out, out, rule):
+        problems.append(f"stdout {out[:500]!r}, stored {stored_out[:500]!r}")
+    if len(rich) != len(stored_rich) or not all(texts_agree(s, f, rule) for s, f in zip(stored_rich, rich)):
+        problems.append(f"results {rich!r}, stored {stored_rich!r}")
+    return problems
+
+
+def run_differences(stored_cells: list, fresh_outputs: list[list[dict]]) -> list[str]:
+    """Every difference between a run of a notebook's code cells (``fresh_outputs``, one list
+    per code cell, in order) and the stored ``stored_cells`` (its code cells), as
+    "cell N: ..." with N the cell's index among the code cells."""
+    if len(stored_cells) != len(fresh_outputs):
+        return [f"{len(fresh_outputs)} code cells ran, the notebook has {len(stored_cells)}"]
+    return [f"cell {index}: {problem}" for index, (cell, fresh) in enumerate(zip(stored_cells, fresh_outputs))
+            if compared(cell) for problem in cell_differences(cell, fresh)]

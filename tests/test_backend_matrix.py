@@ -21,6 +21,22 @@ def test_a_stand_in_run_by_a_version_environment_is_not_run_again_here():
         test_versions.read_pins(), test_versions.supported_ranges(), {}))
 
 
+def test_the_runs_in_make_test_that_check_notebooks_each_have_a_stand_in_of_their_own():
+    """Three stand-ins' notebooks are checked by make test's runs (their files must exist and
+    use the stand-in), none of them one a version environment checks."""
+    moved = backend_matrix.NOTEBOOKS_IN_MAKE_TEST
+    assert len(set(moved.values())) == len(moved) == 3
+    assert set(moved.values()) <= set(backend_matrix.backends())
+    for path, backend in moved.items():
+        source = (backend_matrix.ROOT / path).read_text()
+        assert f'NOTEBOOKS_IN_MAKE_TEST["{path}"]' in source, f"{path} does not run its stand-in {backend.name}"
+
+
+def test_kernel_variables_are_the_backends_and_sleeping_idle_threads():
+    backend = backend_matrix.Backend("scalar", 1)
+    assert backend_matrix.kernel_variables(backend) == {**backend.variables, "OMP_WAIT_POLICY": "PASSIVE"}
+
+
 def test_each_backend_sets_its_kernels_and_one_thread_count_for_every_library():
     by_name = {b.name: b for b in backend_matrix.stand_ins()}
     assert by_name["avx2"].variables == {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2",

@@ -8,6 +8,9 @@ Needs Debian's Chromium at /usr/bin/chromium (``apt-get install -y chromium``) a
 for Python (requirements.txt); never ``playwright install``. Without Chromium the tests are
 skipped, except when CI=true, where they fail. Run them with ``pytest -m browser``.
 
+Every stored output must come again (tests/output_tolerance.py), on native kernels with two
+threads: the backend matrix's stand-in whose notebooks run only here.
+
 One JupyterLab server serves all notebooks (from a private copy of the repository, so
 nothing here writes to the notebooks), with private JUPYTER_* directories and settings; each
 notebook's kernel is shut down after its test, and the server is stopped by its PID. The
@@ -22,10 +25,13 @@ import statistics
 import time
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from benchmarks import browser as browser_benchmark  # its bare-Image floor
 from benchmarks import lab_session as lab_tools  # the server and browser set-up the benchmark uses too
+from scripts import backend_matrix
+from tests import output_tolerance
 
 pytestmark = pytest.mark.browser
 
@@ -54,7 +60,8 @@ def _require_chromium() -> None:
 def lab(tmp_path_factory):
     _require_chromium()
     started = time.perf_counter()
-    with lab_tools.running_lab(tmp_path_factory.mktemp("jupyterlab")) as server:
+    stand_in = backend_matrix.kernel_variables(backend_matrix.NOTEBOOKS_IN_MAKE_TEST["tests/test_browser.py"])
+    with lab_tools.running_lab(tmp_path_factory.mktemp("jupyterlab"), variables=stand_in) as server:
         yield server
         pid = server.process.pid
     print(f"\nbrowser tests: JupyterLab server {pid} stopped; "
@@ -102,9 +109,12 @@ CELLS_JS = """() => {
     const outputs = [];
     for (let i = 0; i < cell.model.outputs.length; i++) {
       const o = cell.model.outputs.get(i).toJSON();
+      const text = typeof o.text === 'string' ? o.text : (o.text || []).join('');
+      // as nbformat has it, to compare with the stored output: every MIME type, only text/plain's content
+      const data = o.data ? Object.fromEntries(Object.entries(o.data).map(([m, v]) => [m, m === 'text/plain' ? v : ''])) : null;
       outputs.push({type: o.output_type, name: o.name || null, ename: o.ename || null, evalue: o.evalue || null,
-                    text: typeof o.text === 'string' ? o.text : (o.text || []).join(''),
-                    mimes: Object.keys(o.data || {})});
+                    text, mimes: Object.keys(o.data || {}),
+                    nbformat: {output_type: o.output_type, name: o.name, text, ...(data ? {data} : {})}});
     }
     return {index, source: cell.model.sharedModel.getSource(), count: cell.model.executionCount, outputs};
   });
@@ -168,6 +178,9 @@ def test_notebook_runs_and_its_widgets_respond_in_jupyterlab(lab, browser, floor
         not_run = [c["index"] for c in cells if c["source"].strip() and c["count"] is None]
         assert not not_run, f"{path.name}: code cells {not_run} did not run (run-all gave {page.evaluate('window.__runAll')})"
         assert page.evaluate("window.__runAll") == {"ok": True}, f"{path.name}: run-all reported {page.evaluate('window.__runAll')}"
+        stored = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+        differences = output_tolerance.run_differences(stored, [[o["nbformat"] for o in c["outputs"]] for c in cells])
+        assert not differences, f"{path.name} in JupyterLab: outputs differ from the stored ones:\n" + "\n".join(differences)
 
         # Every widget rendered.
         expected_widgets = sum(WIDGET_VIEW in o["mimes"] for c in cells for o in c["outputs"])

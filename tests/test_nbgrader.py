@@ -1,9 +1,10 @@
 """make nbgrader: the nbgrader course written from the teacher edition. Fast: its cells carry
 the right nbgrader metadata and a check becomes an assertion on the verdict. Slow, for every
 notebook: nbgrader's generate_assignment accepts it, and autograde gives the teacher edition
-full marks on the code exercises and the released (unedited student) version zero (each
-notebook autograded once per run by tests/autograded_once.py, whose student run
-tests/test_student_edition.py reads too)."""
+full marks on the code exercises and the released (unedited student) version zero, and its
+run of the teacher edition prints every stored output again (each notebook autograded once
+per run by tests/autograded_once.py, whose student run tests/test_student_edition.py reads
+too)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,7 +13,8 @@ import nbformat
 import pytest
 
 from scripts import build_nbgrader
-from tests import autograded_once
+from utils.exercises import grading
+from tests import autograded_once, output_tolerance
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -100,3 +102,24 @@ def test_nbgrader_grades_the_teacher_edition_full_and_the_student_edition_zero(t
     assert maximum >= 1 and score == maximum, f"teacher edition: {score} of {maximum} on the code exercises"
     score, maximum = _code_scores(course, assignment, path.stem, "student")
     assert score == 0, f"unedited student edition: {score} of {maximum}, should be 0"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS[1:], ids=[p.name[:2] for p in NOTEBOOKS[1:]])
+def test_the_teacher_edition_under_autograde_prints_the_stored_outputs(tmp_path_factory, path):
+    """nbgrader's run of the teacher edition, on the backend matrix's stand-in for it
+    (tests/autograded_once.py), compared as nbval compares (tests/output_tolerance.py)."""
+    course = autograded_once.course(tmp_path_factory, path)
+    graded = nbformat.read(autograded_once.autograded(course, path, "teacher"), as_version=4)
+    stored = [_as_graded(cell) for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "code"]
+    differences = output_tolerance.run_differences(stored, [cell.outputs for cell in graded.cells if cell.cell_type == "code"])
+    assert not differences, f"{path.name} under nbgrader's autograde: outputs differ from the stored ones:\n" + "\n".join(differences)
+
+
+def _as_graded(cell):
+    """A stored cell as the nbgrader edition shows it: a check's verdict wrapped (graded())."""
+    if "check" in cell.metadata.get("tags", []):
+        for output in cell.outputs:
+            if "text/plain" in output.get("data", {}):
+                output.data["text/plain"] = grading.wrap(output_tolerance.joined_text(output.data["text/plain"]))
+    return cell

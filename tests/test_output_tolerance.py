@@ -8,6 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from tests import output_tolerance
 from tests.output_tolerance import (DEFAULT, Rule, last_digit_unit, numbers_agree, printed_values_agree, reconcile,
                               rule_from_metadata, split_numbers, texts_agree)
 
@@ -145,3 +146,26 @@ def test_nbval_uses_the_tolerant_comparison(tmp_path):
     assert run_with_stored("63.5116\n").returncode == 0
     failed = run_with_stored("95.2676\n")
     assert failed.returncode == 1 and "95.2676" in failed.stdout
+
+
+def test_a_run_outside_nbval_is_compared_as_nbval_compares_it():
+    """run_differences (the live site's, JupyterLab's and nbgrader's runs): the last digit may
+    move; a changed number, a changed result, any stderr and a missing cell are differences;
+    a widget's cell and one tagged nbval-ignore-output are not compared."""
+    printed = nbformat.v4.new_code_cell("", outputs=[_stream("stdout", "loss 63.5117\n")])
+    result = nbformat.v4.new_code_cell("", outputs=[nbformat.v4.new_output("execute_result", {"text/plain": "2.59"})])
+    widget = nbformat.v4.new_code_cell("", outputs=[nbformat.v4.new_output(
+        "display_data", {"text/plain": "VBox()", output_tolerance.WIDGET_VIEW: {"model_id": "a"}})])
+    ignored = nbformat.v4.new_code_cell("", metadata={"tags": ["nbval-ignore-output"]}, outputs=[_stream("stdout", "7 s\n")])
+    stored = [printed, result, widget, ignored]
+
+    def fresh(loss="loss 63.5116\n", value="2.59", extra=()):
+        return [[_stream("stdout", loss), *extra], [nbformat.v4.new_output("execute_result", {"text/plain": value})],
+                [_stream("stdout", "a picture")], [_stream("stdout", "9 s\n")]]
+
+    assert output_tolerance.run_differences(stored, fresh()) == []
+    assert output_tolerance.run_differences(stored, fresh(loss="loss 95.2676\n"))[0].startswith("cell 0: stdout")
+    assert output_tolerance.run_differences(stored, fresh(value="3.0"))[0].startswith("cell 1: results")
+    assert output_tolerance.run_differences(stored, fresh(extra=[_stream("stderr", "UserWarning")])) == [
+        "cell 0: stderr: 'UserWarning'"]
+    assert output_tolerance.run_differences(stored, fresh()[:3]) == ["3 code cells ran, the notebook has 4"]

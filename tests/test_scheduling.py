@@ -6,8 +6,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import conftest
+from tests import output_tolerance
 
-WIDGET = {"outputs": [{"data": {conftest.WIDGET_VIEW: {"model_id": "x"}}}]}
+WIDGET = {"outputs": [{"data": {output_tolerance.WIDGET_VIEW: {"model_id": "x"}}}]}
 
 
 class Item:

@@ -9,9 +9,11 @@ stopped by its PID) and open the pages in headless Chromium with every request t
 go to 127.0.0.1 blocked:
 
 - every notebook page starts its kernel and runs every cell: no error, every stored text
-  output again (tests/output_tolerance.py); each exercise's stub is "not done yet", its
-  first recorded wrong answer (tests/test_exercises_*.py) gets its own message, and the
-  reference typed into the stub passes; each live plot's first control redraws the picture;
+  output again (tests/output_tolerance.py), on scalar kernels with one thread (the backend
+  matrix's stand-in for a CPU without vector kernels, whose notebooks run only here); each
+  exercise's stub is "not done yet", its first recorded wrong answer
+  (tests/test_exercises_*.py) gets its own message, and the reference typed into the stub
+  passes; each live plot's first control redraws the picture;
 - two pages open at once have two kernels that share nothing;
 - a kernel from a fake BinderHub (its event stream served here), and one that fails;
 - no kernel at all: the page says so with the Colab and download links; static widgets stay;
@@ -34,7 +36,7 @@ import nbformat
 import pytest
 
 from benchmarks import lab_session as lab_tools
-from scripts import build_site, build_student_edition, course_repository, site_live
+from scripts import backend_matrix, build_site, build_student_edition, course_repository, site_live
 from tests import built_once, output_tolerance
 from tests.test_browser import SCREENSHOTS
 from tests.test_site import _QuietHandler, _axe, build_test_site, serving
@@ -43,7 +45,6 @@ from tests.test_browser import _require_chromium as require_chromium
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob(build_site.NOTEBOOK_GLOB))
 PORTS = range(9100, 9200)
-WIDGET_VIEW = build_site.WIDGET_VIEW
 READY_MS, RUN_MS = 180_000, 600_000
 NOT_DONE = "not done yet"
 
@@ -180,7 +181,10 @@ def server(site):
 
 @pytest.fixture(scope="module")
 def lab(server, tmp_path_factory):
-    with lab_tools.running_lab(tmp_path_factory.mktemp("kernels"), (f"--ServerApp.allow_origin={server}",)) as running:
+    """The pages' Jupyter server, on the stand-in whose notebooks these runs check for the backend matrix."""
+    stand_in = backend_matrix.kernel_variables(backend_matrix.NOTEBOOKS_IN_MAKE_TEST["tests/test_site_live.py"])
+    with lab_tools.running_lab(tmp_path_factory.mktemp("kernels"), (f"--ServerApp.allow_origin={server}",),
+                               stand_in) as running:
         yield running
 
 
@@ -259,29 +263,8 @@ def first_visible(page) -> int:
 
 
 def text_of(outputs: list[dict]) -> str:
-    return "".join(output_tolerance._text(o.get("text", "")) if o["output_type"] == "stream"
-                   else output_tolerance._text(o.get("data", {}).get("text/plain", "")) for o in outputs)
-
-
-def _texts(outputs) -> tuple[str, list[str], list[str]]:
-    """A cell's stdout (streams merge on a page), its rich outputs' text/plain, and stderr."""
-    stdout = "".join(output_tolerance._text(o["text"]) for o in outputs if o["output_type"] == "stream" and o["name"] == "stdout")
-    stderr = [output_tolerance._text(o["text"]) for o in outputs if o["output_type"] == "stream" and o["name"] == "stderr"]
-    rich = [output_tolerance._text(o["data"].get("text/plain", "")) for o in outputs
-            if "data" in o and WIDGET_VIEW not in o["data"]]
-    return stdout, rich, stderr
-
-
-def _differences(cell, fresh: list[dict]) -> list[str]:
-    """How the page's outputs of ``cell`` differ from its stored ones (the course's tolerance)."""
-    rule = output_tolerance.rule_from_metadata(cell.metadata)
-    (stored_out, stored_rich, _), (out, rich, err) = _texts(cell.outputs), _texts(fresh)
-    problems = [f"stderr: {text[:300]!r}" for text in err]
-    if not output_tolerance.texts_agree(stored_out, out, rule):
-        problems.append(f"stdout {out[:500]!r}, stored {stored_out[:500]!r}")
-    if len(rich) != len(stored_rich) or not all(output_tolerance.texts_agree(s, f, rule) for s, f in zip(stored_rich, rich)):
-        problems.append(f"results {rich!r}, stored {stored_rich!r}")
-    return problems
+    return "".join(output_tolerance.joined_text(o.get("text", "")) if o["output_type"] == "stream"
+                   else output_tolerance.joined_text(o.get("data", {}).get("text/plain", "")) for o in outputs)
 
 
 PICTURE_JS = """async plot => {
@@ -334,9 +317,8 @@ def test_every_cell_and_exercise_runs_on_the_page(site, server, lab, browser, pa
             assert not errors_out, f"{path.name} cell {index}: {errors_out[0].get('ename')}: {errors_out[0].get('evalue')}"
             if "check" in tags:
                 assert text_of(fresh).startswith("✓"), f"{path.name} cell {index}: the reference did not pass: {text_of(fresh)}"
-            # Compared as nbval compares them (conftest.py): not a widget's cell, nor one tagged nbval-ignore-output.
-            if not any(WIDGET_VIEW in o.get("data", {}) for o in cell.outputs) and "nbval-ignore-output" not in tags:
-                problems += [f"cell {index}: {p}" for p in _differences(cell, fresh)]
+            if output_tolerance.compared(cell):
+                problems += [f"cell {index}: {p}" for p in output_tolerance.cell_differences(cell, fresh)]
         assert checked == sum("solution" in c.metadata.get("tags", []) for c in teacher)
         assert not problems, f"{path.name}: outputs differ from the stored ones:\n" + "\n".join(problems)
         for index, config in enumerate(configs):

@@ -24,7 +24,12 @@ def test_the_backend_matrix_runs_every_notebook_and_only_the_numeric_tests():
     for left_out in ("test_site.py", "test_browser.py", "test_student_edition.py", "test_widgets.py",
                      "test_packaging.py", "test_classroom.py", "test_exercises_report.py"):
         assert f"tests/{left_out}" not in paths
-    assert backend_matrix.paths() == paths
+    assert backend_matrix.paths(backend_matrix.Backend("scalar", 2)) == paths
+
+
+def test_a_stand_in_whose_notebooks_make_test_runs_gets_only_the_numeric_tests():
+    for backend in backend_matrix.NOTEBOOKS_IN_MAKE_TEST.values():
+        assert backend_matrix.paths(backend) == suites.backend_run()[1:]
 
 
 def test_the_version_environments_add_widgets_plotting_and_the_environment_check():

@@ -32,8 +32,13 @@ class NotPassed(Exception):
 def wrapped(feedback: Feedback, width: int = WIDTH) -> str:
     """The verdict's text in lines of at most ``width`` characters (continuation lines
     indented), every word kept."""
+    return wrap(str(feedback), width)
+
+
+def wrap(text: str, width: int = WIDTH) -> str:
+    """``text`` as :func:`wrapped` shows a verdict's."""
     return "\n".join(textwrap.fill(line, width, subsequent_indent="  ", break_long_words=False,
-                                   break_on_hyphens=False) for line in str(feedback).splitlines())
+                                   break_on_hyphens=False) for line in text.splitlines())
 
 
 def record(feedback: Feedback) -> dict:
