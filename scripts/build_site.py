@@ -29,6 +29,7 @@ older than the lock file) and are served from the site's _static folder.
 from __future__ import annotations
 
 import argparse
+import ast
 import base64
 import copy
 import hashlib
@@ -141,19 +142,47 @@ def _plot_key(live_plot: dict) -> str:
     return json.dumps(live_plot, sort_keys=True)
 
 
-def _drawing_code() -> str:
-    """SHA-256 of everything a static picture depends on besides its plot's metadata: every file
-    of utils/ and the versions of the libraries that draw and compute."""
-    import matplotlib
-    import numpy
-    import PIL
-    import torch
+def _repository_modules(module: str) -> list[Path]:
+    """The files of ``module`` and of every module of this repository it imports, directly or
+    through others: read from their source, so an import inside a function counts too."""
+    seen, todo = {}, [module]
+    while todo:
+        name = todo.pop()
+        if not name or name in seen:
+            continue
+        parts = name.split(".")
+        todo += [".".join(parts[:end]) for end in range(1, len(parts))]  # a.b.c runs a and a.b first
+        candidates = (ROOT.joinpath(*parts).with_suffix(".py"), ROOT.joinpath(*parts, "__init__.py"))
+        path = seen[name] = next((candidate for candidate in candidates if candidate.is_file()), None)
+        if path is None:  # not this repository's (numpy, torch, ...): the versions cover it
+            continue
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                todo += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # from . import x, from ..y import z
+                    anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                    base = f"{anchor}.{base}" if base else anchor
+                todo += [base, *(f"{base}.{alias.name}" for alias in node.names)]  # a name may be a module
+    return sorted(path for path in seen.values() if path is not None)
 
-    digest = hashlib.sha256(f"{sys.version} {matplotlib.__version__} {numpy.__version__} "
-                            f"{PIL.__version__} {torch.__version__}".encode())
-    for path in sorted((ROOT / "utils").rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+
+def _drawing_code(live_plot: dict) -> str:
+    """SHA-256 of everything the static pictures of a ``live_plot`` depend on besides its
+    metadata: the repository's modules its factory imports (and the other files beside them,
+    such as fonts) and the versions of the libraries that draw and compute. A change to a module
+    no plot imports (a notebook's helper, the progress bar) keeps every picture."""
+    from importlib.metadata import version
+
+    libraries = ("matplotlib", "numpy", "pillow", "torch", "scikit-learn", "ipywidgets")
+    digest = hashlib.sha256(" ".join([sys.version, *(f"{name} {version(name)}" for name in libraries)]).encode())
+    modules = _repository_modules(live_plot["factory"].partition(":")[0])
+    data = {path for folder in {module.parent for module in modules} for path in folder.iterdir()
+            if path.is_file() and path.suffix not in (".py", ".pyc")}
+    for path in sorted({*modules, *data}):
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
@@ -176,7 +205,7 @@ def draw_live_plots(notebooks: list, cache: Path | None = PICTURE_CACHE) -> dict
     plots = {_plot_key(cell.metadata["live_plot"]): None for notebook in notebooks for cell in notebook.cells
              if cell.cell_type == "code" and "live_plot" in cell.metadata}
     plots = {key: make_plot(json.loads(key)) for key in plots}
-    live = {hashlib.sha256((_drawing_code() + key).encode()).hexdigest(): plot
+    live = {hashlib.sha256((_drawing_code(json.loads(key)) + key).encode()).hexdigest(): plot
             for key, plot in plots.items() if isinstance(plot, LivePlot)}
     for name, plot in live.items():
         # draw_static_pictures draws only the settings missing from a plot's _stills.

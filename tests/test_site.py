@@ -251,6 +251,27 @@ def test_a_rebuild_reads_the_pictures_an_earlier_build_drew(tmp_path):
     assert {k: v[0] for k, v in third._stills.items()} == {k: v[0] for k, v in first._stills.items()}
 
 
+def test_the_picture_cache_key_follows_the_modules_a_plot_imports_and_no_others(tmp_path, monkeypatch):
+    """A rebuild redraws a plot's pictures when a module it imports (directly or not, even inside
+    a function) changes, and keeps them when another module of the repository changes."""
+    package = tmp_path / "course_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "plot.py").write_text("import numpy\nfrom . import shared\n\ndef make():\n    from .lazy import f\n")
+    (package / "shared.py").write_text("from course_pkg.deep import g\n")
+    for name in ("lazy", "deep", "unrelated"):
+        (package / f"{name}.py").write_text(f"{name} = 1\n")
+    monkeypatch.setattr(build_site, "ROOT", tmp_path)
+    assert [path.name for path in build_site._repository_modules("course_pkg.plot")] == [
+        "__init__.py", "deep.py", "lazy.py", "plot.py", "shared.py"]
+    key = functools.partial(build_site._drawing_code, {"factory": "course_pkg.plot:make"})
+    before = key()
+    (package / "unrelated.py").write_text("unrelated = 2\n")
+    assert key() == before
+    (package / "deep.py").write_text("deep = 2\n")
+    assert key() != before
+
+
 def test_a_factory_that_is_not_module_colon_function_is_a_clear_error():
     with pytest.raises(ValueError, match="module:function"):
         build_site.load_factory("utils.widgets.LivePlot")
