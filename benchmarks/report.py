@@ -396,6 +396,14 @@ SITE_HEADING = "## The course site"
 SITE_LIMITS = {"seconds": 60, "bytes": 100e6, "page_bytes": 10e6}  # issue 25: a minute, 100 MB, 10 MB a page
 
 
+def quiet_seconds(phases: dict, cores: int) -> float:
+    """A build's wall time on a quiet machine, from its steps' CPU seconds (what a shared machine
+    cannot inflate much): the pictures' drawing processes spread over ``cores``, everything else
+    (the build's own process, Sphinx) counted as if it ran on one core."""
+    pool = phases["pictures"]["cpu_seconds"] - phases["pictures"]["own_cpu_seconds"]
+    return sum(phase["cpu_seconds"] for phase in phases.values()) - pool + pool / max(1, cores)
+
+
 def site_report(site: dict) -> tuple[str, list[str]]:
     """The section of RESULTS.md on ``make site`` (what scripts/build_site.py's build returns,
     with ``runs`` of cold builds from benchmarks/site_build.py if measured so) and its misses
@@ -408,6 +416,18 @@ def site_report(site: dict) -> tuple[str, list[str]]:
             ("whole site", f"{site['bytes'] / MB:.1f} MB", f"{SITE_LIMITS['bytes'] / 1e6:.0f} MB", site["bytes"], SITE_LIMITS["bytes"]),
             (f"largest page ({page})", f"{page_bytes / MB:.2f} MB", f"{SITE_LIMITS['page_bytes'] / 1e6:.0f} MB",
              page_bytes, SITE_LIMITS["page_bytes"])]
+    # The target (a minute on a quiet machine) judged from CPU seconds too: on a shared machine
+    # the wall time above says more about the other users than about the build.
+    if site.get("phases"):
+        quiet = quiet_seconds(site["phases"], site.get("cores", 1))
+        rows.insert(1, ("build time on a quiet machine, from CPU-s (last cold build)", f"{quiet:.0f} s",
+                        f"{SITE_LIMITS['seconds']} s", quiet, SITE_LIMITS["seconds"]))
+    if site.get("rebuild"):
+        rebuild = site["rebuild"]
+        quiet = quiet_seconds(rebuild["phases"], site.get("cores", 1))
+        rows.insert(2, ("rebuild, nothing changed, on a quiet machine, from CPU-s",
+                        f"{quiet:.0f} s ({rebuild['wall_seconds']:.0f} s wall, {rebuild['cpu_seconds']:.0f} CPU-s)",
+                        f"{SITE_LIMITS['seconds']} s", quiet, SITE_LIMITS["seconds"]))
     misses = [f"site: {name} {value} over {limit}" for name, value, limit, measured, bound in rows if measured > bound]
     lines = [SITE_HEADING, "",
              f"`make site` (scripts/build_site.py, from the stored notebooks): {len(site['pages'])} pages, "
@@ -440,10 +460,9 @@ def site_report(site: dict) -> tuple[str, list[str]]:
             f"{name} {phase['seconds']:.0f} s, {phase['cpu_seconds']:.0f} CPU-s ({phase['own_cpu_seconds']:.0f})"
             for name, phase in phases.items()) + ".", ""]
         pool = phases["pictures"]["cpu_seconds"] - phases["pictures"]["own_cpu_seconds"]
-        quiet = sum(phase["cpu_seconds"] for phase in phases.values()) - pool + pool / site.get("cores", 1)
-        lines += [f"On a quiet machine its wall time would be about {quiet:.0f} s: the pictures' "
-                  f"{pool:.0f} CPU-s spread over {site.get('cores', 1)} drawing processes, everything else "
-                  f"(the build's own process, Sphinx) counted as if it ran on one core.", ""]
+        lines += [f"On a quiet machine its wall time would be about {quiet_seconds(phases, site.get('cores', 1)):.0f} s: "
+                  f"the pictures' {pool:.0f} CPU-s spread over {site.get('cores', 1)} drawing processes, everything "
+                  f"else (the build's own process, Sphinx) counted as if it ran on one core.", ""]
     lines += [markdown_table(["what", "measured", "limit", "verdict"],
                             [[name, value, limit, verdict(measured, bound)] for name, value, limit, measured, bound in rows]), ""]
     return "\n".join(lines), misses

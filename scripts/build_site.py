@@ -22,6 +22,11 @@ never changed; each working copy differs from its notebook in these ways:
 - the Binder and Colab badges (images from other sites) become a line of plain links:
   launch on Binder, open in Colab, download this notebook, download its student edition.
 
+A rebuild redoes only what changed: pictures come from build/site-pictures/ (``draw_live_plots``),
+an unchanged working copy keeps its file time (the static widgets' model ids are made from the
+notebook's name, not drawn at random) and Sphinx's parsed pages are kept in
+build/site-source-doctrees/ (``_reusable_doctrees``), so Sphinx parses only the changed pages.
+
 RequireJS, the widget renderer, MathJax and the renderer's fonts come from the npm packages
 pinned in site/package-lock.json (``npm ci`` runs when site/node_modules is missing or
 older than the lock file) and are served from the site's _static folder.
@@ -29,6 +34,7 @@ older than the lock file) and are served from the site's _static folder.
 from __future__ import annotations
 
 import argparse
+import ast
 import base64
 import copy
 import hashlib
@@ -141,19 +147,47 @@ def _plot_key(live_plot: dict) -> str:
     return json.dumps(live_plot, sort_keys=True)
 
 
-def _drawing_code() -> str:
-    """SHA-256 of everything a static picture depends on besides its plot's metadata: every file
-    of utils/ and the versions of the libraries that draw and compute."""
-    import matplotlib
-    import numpy
-    import PIL
-    import torch
+def _repository_modules(module: str) -> list[Path]:
+    """The files of ``module`` and of every module of this repository it imports, directly or
+    through others: read from their source, so an import inside a function counts too."""
+    seen, todo = {}, [module]
+    while todo:
+        name = todo.pop()
+        if not name or name in seen:
+            continue
+        parts = name.split(".")
+        todo += [".".join(parts[:end]) for end in range(1, len(parts))]  # a.b.c runs a and a.b first
+        candidates = (ROOT.joinpath(*parts).with_suffix(".py"), ROOT.joinpath(*parts, "__init__.py"))
+        path = seen[name] = next((candidate for candidate in candidates if candidate.is_file()), None)
+        if path is None:  # not this repository's (numpy, torch, ...): the versions cover it
+            continue
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                todo += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # from . import x, from ..y import z
+                    anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                    base = f"{anchor}.{base}" if base else anchor
+                todo += [base, *(f"{base}.{alias.name}" for alias in node.names)]  # a name may be a module
+    return sorted(path for path in seen.values() if path is not None)
 
-    digest = hashlib.sha256(f"{sys.version} {matplotlib.__version__} {numpy.__version__} "
-                            f"{PIL.__version__} {torch.__version__}".encode())
-    for path in sorted((ROOT / "utils").rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+
+def _drawing_code(live_plot: dict) -> str:
+    """SHA-256 of everything the static pictures of a ``live_plot`` depend on besides its
+    metadata: the repository's modules its factory imports (and the other files beside them,
+    such as fonts) and the versions of the libraries that draw and compute. A change to a module
+    no plot imports (a notebook's helper, the progress bar) keeps every picture."""
+    from importlib.metadata import version
+
+    libraries = ("matplotlib", "numpy", "pillow", "torch", "scikit-learn", "ipywidgets")
+    digest = hashlib.sha256(" ".join([sys.version, *(f"{name} {version(name)}" for name in libraries)]).encode())
+    modules = _repository_modules(live_plot["factory"].partition(":")[0])
+    data = {path for folder in {module.parent for module in modules} for path in folder.iterdir()
+            if path.is_file() and path.suffix not in (".py", ".pyc")}
+    for path in sorted({*modules, *data}):
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
@@ -176,7 +210,7 @@ def draw_live_plots(notebooks: list, cache: Path | None = PICTURE_CACHE) -> dict
     plots = {_plot_key(cell.metadata["live_plot"]): None for notebook in notebooks for cell in notebook.cells
              if cell.cell_type == "code" and "live_plot" in cell.metadata}
     plots = {key: make_plot(json.loads(key)) for key in plots}
-    live = {hashlib.sha256((_drawing_code() + key).encode()).hexdigest(): plot
+    live = {hashlib.sha256((_drawing_code(json.loads(key)) + key).encode()).hexdigest(): plot
             for key, plot in plots.items() if isinstance(plot, LivePlot)}
     for name, plot in live.items():
         # draw_static_pictures draws only the settings missing from a plot's _stills.
@@ -207,6 +241,15 @@ def static_widget_state(live_plot: dict, plot=None) -> tuple[str, dict]:
              and link.source[0].model_id in state and link.target[0].model_id in state]
     state.update(embed.dependency_state(links, drop_defaults=True))
     return static.model_id, state
+
+
+def _renamed(root: str, models: dict, seed: str) -> tuple[str, dict]:
+    """``models`` and their ``root`` under ids made from ``seed`` and their order, instead of
+    the random ones ipywidgets gives: an unchanged notebook then gives an unchanged working copy,
+    which the next build's Sphinx need not read again."""
+    ids = {old: hashlib.sha256(f"{seed} {number}".encode()).hexdigest()[:32] for number, old in enumerate(models)}
+    renamed = json.loads(MODEL_REFERENCE.sub(lambda match: "IPY_MODEL_" + ids.get(match[1], match[1]), json.dumps(models)))
+    return ids[root], {ids[old]: entry for old, entry in renamed.items()}
 
 
 def _references(entry: dict) -> set[str]:
@@ -271,6 +314,7 @@ def site_notebook(notebook, name: str, plots: dict | None = None):
     """The working copy of one notebook for the site (see the module docstring); ``plots``
     holds the live plots ``draw_live_plots`` built, else they are built here."""
     notebook = copy.deepcopy(notebook)
+    kept_ids = {cell.get("id") for cell in notebook.cells}
     metadata = notebook.metadata.setdefault("widgets", {}).setdefault(
         WIDGET_STATE, {"version_major": 2, "version_minor": 0, "state": {}})
     state = metadata.setdefault("state", {})
@@ -288,8 +332,9 @@ def site_notebook(notebook, name: str, plots: dict | None = None):
                     print(f"{name}: a live plot without live_plot metadata shows its stored picture only",
                           file=sys.stderr)
             continue
-        model_id, models = static_widget_state(cell.metadata["live_plot"],
-                                               (plots or {}).get(_plot_key(cell.metadata["live_plot"])))
+        model_id, models = _renamed(*static_widget_state(cell.metadata["live_plot"],
+                                                         (plots or {}).get(_plot_key(cell.metadata["live_plot"]))),
+                                    seed=f"{name} static widget {static}")
         state.update(models)
         view = {"model_id": model_id, "version_major": 2, "version_minor": 0}
         shown = [output for output in cell.outputs if WIDGET_VIEW in output.get("data", {})]
@@ -300,7 +345,7 @@ def site_notebook(notebook, name: str, plots: dict | None = None):
             cell.outputs.append(nbformat.v4.new_output("display_data", data={WIDGET_VIEW: view, "text/plain": "a static widget"}))
         static += 1
     keep = _reachable(state, _views(notebook))
-    metadata["state"] = {model: state[model] for model in keep}
+    metadata["state"] = {model: state[model] for model in sorted(keep)}
     for entry in metadata["state"].values():
         # The renderer reads a widget's description before showing its tooltip as the title and
         # fails on widgets that have none, such as Image (ipywidgets PR #3921, unmerged).
@@ -309,7 +354,11 @@ def site_notebook(notebook, name: str, plots: dict | None = None):
     if not metadata["state"]:
         del notebook.metadata["widgets"]
     notebook.metadata["course_site"] = {"static_widgets": static}
-    return site_live.live_notebook(notebook, name)  # "Run this page", the exercises as the student edition has them
+    page = site_live.live_notebook(notebook, name)  # "Run this page", the exercises as the student edition has them
+    for number, cell in enumerate(page.cells):  # the cells it adds: ids by place, not random (see _renamed)
+        if cell.get("id") not in kept_ids:
+            cell["id"] = f"course-site-{number}"
+    return page
 
 
 def picture_files(notebook) -> dict[str, bytes]:
@@ -331,10 +380,30 @@ def picture_files(notebook) -> dict[str, bytes]:
     return files
 
 
+def _sync(source: Path, target: Path) -> None:
+    """Make ``target`` what ``source`` is, moving its files there, except that a file whose bytes
+    are unchanged stays as it was, with its time: Sphinx then reads again only what changed.
+    ``source`` is removed."""
+    wanted = {path.relative_to(source) for path in source.rglob("*") if path.is_file()}
+    for name in sorted(wanted):
+        new, old = source / name, target / name
+        if not (old.is_file() and old.stat().st_size == new.stat().st_size and old.read_bytes() == new.read_bytes()):
+            old.parent.mkdir(parents=True, exist_ok=True)
+            new.replace(old)
+    for path in sorted(target.rglob("*"), reverse=True):  # a folder's files before the folder
+        if path.is_file() and path.relative_to(target) not in wanted:
+            path.unlink()
+        elif path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+    shutil.rmtree(source)
+
+
 def write_sources(notebooks: Path, work: Path = WORK, plots: dict | None = None) -> dict:
     """build/site-source/: the pages of site/, the README they include, the notebooks'
     working copies (with the live plots of ``draw_live_plots``, drawn here if None), and the
-    downloads (each notebook as committed, and its student edition)."""
+    downloads (each notebook as committed, and its student edition). Files whose content an
+    earlier build wrote already are kept as they were (``_sync``)."""
+    final, work = work, work.parent / (work.name + "-new")
     if work.exists():
         shutil.rmtree(work)
     (work / "notebooks").mkdir(parents=True)
@@ -360,7 +429,36 @@ def write_sources(notebooks: Path, work: Path = WORK, plots: dict | None = None)
             (work / "notebooks" / file).parent.mkdir(exist_ok=True)
             (work / "notebooks" / file).write_bytes(data)
         nbformat.write(copy_, work / "notebooks" / name)
+    _sync(work, final)
     return counts
+
+
+def _tooling_digest() -> str:
+    """SHA-256 of what turns the sources into pages besides the sources themselves, which Sphinx
+    does not watch: the build's scripts (site_reading.py is a Sphinx extension), site/'s files
+    other than its pages, and the versions of Python and of the Sphinx packages."""
+    from importlib.metadata import version
+
+    packages = ("sphinx", "docutils", "myst-parser", "myst-nb", "sphinx-book-theme", "pydata-sphinx-theme")
+    digest = hashlib.sha256(" ".join([sys.version, *(f"{name} {version(name)}" for name in packages)]).encode())
+    files = [*(ROOT / "scripts").glob("*.py"),
+             *(path for path in SITE.rglob("*") if path.is_file() and path.suffix != ".md" and NODE_MODULES not in path.parents)]
+    for path in sorted(files):
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _reusable_doctrees(doctrees: Path) -> Path:
+    """Sphinx's parsed pages of the previous build, kept outside the site (not published) for the
+    next one, which parses again only the pages whose sources changed; thrown away when the
+    tooling changed (``_tooling_digest``), since Sphinx would not notice."""
+    stamp, digest = doctrees / "course-tooling.sha256", _tooling_digest()
+    if not (stamp.is_file() and stamp.read_text() == digest):
+        if doctrees.exists():
+            shutil.rmtree(doctrees)
+        doctrees.mkdir(parents=True)
+        stamp.write_text(digest)
+    return doctrees
 
 
 def _clock() -> tuple[float, float, float]:
@@ -393,8 +491,10 @@ def build(out: Path = DEFAULT_OUT, notebooks: Path = ROOT / "notebooks", work: P
     clocks.append(("sources", _clock()))
     if out.exists():
         shutil.rmtree(out)
-    command = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", str(max(1, int(cpu_share()))),
-               "-c", str(SITE), str(work), str(out)]
+    # -a: every page written (the sidebars list every page), though only changed ones are read.
+    doctrees = _reusable_doctrees(work.parent / (work.name + "-doctrees"))
+    command = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-a", "-j", str(max(1, int(cpu_share()))),
+               "-d", str(doctrees), "-c", str(SITE), str(work), str(out)]
     environment = {**os.environ, "COURSE_SITE_ASSETS": str(assets)}
     subprocess.run(command, check=True, env=environment, cwd=ROOT)  # site/conf.py imports scripts.course_repository
     clocks.append(("sphinx", _clock()))

@@ -339,3 +339,16 @@ def test_figures_draw_both_stacks_and_reject_bad_input():
         gf.draw_layer_profiles(Figure(), {"plain": profile, "residual": [1.0]})
     with pytest.raises(ValueError, match="one profile per depth"):
         gf.draw_depth_sweep(Figure(), [1, 2, 3], {"plain": [profile], "residual": [profile]})
+
+
+def test_the_static_widget_measures_a_stacks_depths_together_as_the_live_widget_does_one_by_one():
+    """notebook 07's static widget (the site) measures STATIC_DEPTHS of a stack in one pass; the
+    profiles are those the live widget measures one depth at a time."""
+    with gf._static_weights():
+        together = [gf.widget_profile(depth, True, "post", 0.5) for depth in gf.STATIC_DEPTHS[:3]]
+    assert gf._static_profiles.cache_info().currsize >= 1
+    for depth, profile in zip(gf.STATIC_DEPTHS, together):
+        alone = gf._cached_profile(depth, True, "post", 0.5)
+        assert profile.depth == alone.depth == depth
+        np.testing.assert_allclose(profile.grad_norm, alone.grad_norm, rtol=1e-5)
+        np.testing.assert_allclose(profile.act_std, alone.act_std, rtol=1e-5)

@@ -1,4 +1,5 @@
 import re
+from pathlib import Path
 
 import pytest
 
@@ -29,3 +30,24 @@ def test_progress_bar_rejects_bad_input():
         progress_bar(0)
     with pytest.raises(TypeError, match="description must be a str"):
         progress_bar(3, 7)
+
+
+def test_a_saved_notebook_stores_the_finished_bar():
+    """Run in a kernel and saved as scripts/execute_notebooks.py saves the course: the stored
+    output's text (what a viewer without the widget state shows) and the widget's saved
+    state both show the bar full, not the "0%" it had when it was first shown."""
+    import nbformat
+
+    from scripts.execute_notebooks import notebook_client
+
+    code = "from utils.progress import progress_bar\nwith progress_bar(30, 'training') as bar:\n    bar.update(30)"
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    notebook_client(notebook, Path(__file__).resolve().parent, timeout=120).execute()
+    [output] = notebook.cells[0].outputs
+    assert output.data["text/plain"] == "training: 100%|" + "█" * 10 + "| 30/30"
+    state = notebook.metadata.widgets["application/vnd.jupyter.widget-state+json"]["state"]
+    shown = state[output.data["application/vnd.jupyter.widget-view+json"]["model_id"]]["state"]
+    [progress] = [state[child.removeprefix("IPY_MODEL_")] for child in shown["children"]
+                  if state[child.removeprefix("IPY_MODEL_")]["model_name"] == "FloatProgressModel"]
+    assert progress["state"]["value"] == progress["state"]["max"] == 30
+    assert progress["state"]["bar_style"] == "success"

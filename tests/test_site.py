@@ -19,6 +19,7 @@ import hashlib
 import html.parser
 import http.server
 import json
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -249,6 +250,55 @@ def test_a_rebuild_reads_the_pictures_an_earlier_build_drew(tmp_path):
     cached.write_text("{cut short")  # a broken cache file is drawn again
     [third] = build_site.draw_live_plots([notebook], tmp_path).values()
     assert {k: v[0] for k, v in third._stills.items()} == {k: v[0] for k, v in first._stills.items()}
+
+
+def test_the_picture_cache_key_follows_the_modules_a_plot_imports_and_no_others(tmp_path, monkeypatch):
+    """A rebuild redraws a plot's pictures when a module it imports (directly or not, even inside
+    a function) changes, and keeps them when another module of the repository changes."""
+    package = tmp_path / "course_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "plot.py").write_text("import numpy\nfrom . import shared\n\ndef make():\n    from .lazy import f\n")
+    (package / "shared.py").write_text("from course_pkg.deep import g\n")
+    for name in ("lazy", "deep", "unrelated"):
+        (package / f"{name}.py").write_text(f"{name} = 1\n")
+    monkeypatch.setattr(build_site, "ROOT", tmp_path)
+    assert [path.name for path in build_site._repository_modules("course_pkg.plot")] == [
+        "__init__.py", "deep.py", "lazy.py", "plot.py", "shared.py"]
+    key = functools.partial(build_site._drawing_code, {"factory": "course_pkg.plot:make"})
+    before = key()
+    (package / "unrelated.py").write_text("unrelated = 2\n")
+    assert key() == before
+    (package / "deep.py").write_text("deep = 2\n")
+    assert key() != before
+
+
+def test_a_rebuild_keeps_the_unchanged_sources_as_they_were_and_only_those(tmp_path):
+    """What lets Sphinx read again only the pages that changed: an unchanged file keeps its time."""
+    target, source = tmp_path / "work", tmp_path / "new"
+    for folder, files in ((target, {"same.md": "a", "changed.md": "old", "gone/old.md": "x"}),
+                          (source, {"same.md": "a", "changed.md": "new", "added/new.md": "y"})):
+        for name, text in files.items():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_text(text)
+    os.utime(target / "same.md", (1_000_000, 1_000_000))
+    build_site._sync(source, target)
+    assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*")) == [
+        "added", "added/new.md", "changed.md", "same.md"]
+    assert (target / "changed.md").read_text() == "new" and (target / "same.md").stat().st_mtime == 1_000_000
+    assert not source.exists()
+
+
+def test_sphinx_reuses_its_parsed_pages_only_while_the_tooling_is_unchanged(tmp_path, monkeypatch):
+    doctrees = tmp_path / "doctrees"
+    monkeypatch.setattr(build_site, "_tooling_digest", lambda: "one")
+    build_site._reusable_doctrees(doctrees)
+    (doctrees / "page.doctree").write_text("parsed")
+    build_site._reusable_doctrees(doctrees)
+    assert (doctrees / "page.doctree").exists()  # kept for the next build
+    monkeypatch.setattr(build_site, "_tooling_digest", lambda: "two")  # e.g. scripts/site_reading.py changed
+    build_site._reusable_doctrees(doctrees)
+    assert not (doctrees / "page.doctree").exists() and (doctrees / "course-tooling.sha256").read_text() == "two"
 
 
 def test_a_factory_that_is_not_module_colon_function_is_a_clear_error():

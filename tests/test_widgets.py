@@ -298,6 +298,29 @@ def test_one_pool_draws_the_pictures_of_several_plots_as_each_plot_draws_its_own
         draw_static_pictures(together, processes=0)
 
 
+def test_a_static_group_is_drawn_by_one_process_in_grid_order():
+    """Settings with one static_group key go to one drawing process, in grid order, so they can
+    share a computation; every other setting is a task of its own."""
+    import os
+
+    from utils.widgets import draw_static_pictures
+
+    def draw(fig, depth=2, kind="a"):
+        fig.subplots().plot(range(depth))
+        return f"{kind} {depth} {os.getpid()}"
+
+    controls = {"depth": ipywidgets.IntSlider(value=2, min=1, max=3),
+                "kind": ipywidgets.ToggleButtons(options=["a", "b"], value="a")}
+    plot = LivePlot(draw, controls, static_group=lambda setting: setting["kind"])
+    assert draw_static_pictures([plot], processes=2) == 6
+    texts = [text.split() for _, text, _ in plot._stills.values()]
+    for kind in ("a", "b"):
+        drawn = [(int(depth), pid) for name, depth, pid in texts if name == kind]
+        assert sorted(drawn) == drawn and len({pid for _, pid in drawn}) == 1, drawn
+    with pytest.raises(TypeError, match="static_group must be a function"):
+        LivePlot(draw, controls, static_group="kind")
+
+
 def test_static_setup_holds_while_the_static_pictures_are_drawn_and_only_then():
     from contextlib import contextmanager
 

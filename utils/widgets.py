@@ -89,7 +89,9 @@ class LivePlot:
 
     ``draw`` is called with the values of ``controls`` (its keywords); ``greyed[name](values)``
     says when a control does not matter, ``grid[name]`` lists the settings a static widget offers
-    and ``static_setup()`` holds what those pictures share. ``keep_pictures = False`` stops the
+    and ``static_setup()`` holds what those pictures share; ``static_group(setting)``, if given,
+    names the settings one drawing process draws together, in grid order, so that they can share
+    a computation (notebook 07's depths of one configuration: one pass through the deepest). ``keep_pictures = False`` stops the
     drawing ahead (for benchmarks). The text is an ``HTML``, not an ``Output``, whose state
     notebook executors (nbclient) would echo back to the kernel and then miss the cell's reply."""
 
@@ -97,10 +99,12 @@ class LivePlot:
     keep_pictures = True
 
     def __init__(self, draw, controls: dict, *, width: float = 7.0, height: float = 4.0,
-                 greyed: dict | None = None, grid: dict | None = None, static_setup=None):
+                 greyed: dict | None = None, grid: dict | None = None, static_setup=None, static_group=None):
         check_callable("draw", draw, what="a function draw(fig, **values)")
         if static_setup is not None:
             check_callable("static_setup", static_setup, what="a context manager function, or None")
+        if static_group is not None:
+            check_callable("static_group", static_group, what="a function setting -> hashable key, or None")
         if not isinstance(controls, dict) or not controls:
             raise invalid("controls", "a non-empty dict mapping draw's keywords to widgets", controls, error=TypeError)
         for name, control in controls.items():
@@ -121,7 +125,7 @@ class LivePlot:
                     raise invalid(f"grid[{name!r}]", f"settings controls[{name!r}] accepts", value)
         self.size = (check_float("width", width, minimum=1, maximum=30),
                      check_float("height", height, minimum=1, maximum=30))
-        self.draw, self.static_setup, self.controls = draw, static_setup, controls
+        self.draw, self.static_setup, self.static_group, self.controls = draw, static_setup, static_group, controls
         self.first = self.values()  # the setting the text discusses: a greyed control's stand-in
         self.figure = _RedrawFigure(*self.size)
         self.status = widgets.HTML(value="").add_class("liveplot-status")
@@ -271,27 +275,32 @@ def draw_static_pictures(plots, processes: int | None = None) -> int:
     if processes is None:
         processes = max(1, math.floor(cpu_share()))
     processes = check_int("processes", processes, minimum=1, maximum=64)
-    todo = []
+    groups = {}  # (plot, group): the settings one process draws, in grid order
     for index, plot in enumerate(plots):
-        settings = {_setting_key(s): s for s in map(plot._stand_in, plot.static_grid())}
-        todo += [(index, setting) for key, setting in settings.items() if key not in plot._stills]
+        for key, setting in {_setting_key(s): s for s in map(plot._stand_in, plot.static_grid())}.items():
+            if key not in plot._stills:
+                group = plot.static_group(setting) if plot.static_group is not None else key
+                groups.setdefault((index, group), []).append(setting)
+    # The largest groups first: the last tasks, small, then keep every process busy to the end.
+    tasks = sorted(((index, settings) for (index, _), settings in groups.items()), key=lambda task: -len(task[1]))
     with contextlib.ExitStack() as shared:
-        for plot in {id(plots[index]): plots[index] for index, _ in todo}.values():
+        for plot in {id(plots[index]): plots[index] for index, _ in tasks}.values():
             if plot.static_setup is not None:
                 shared.enter_context(plot.static_setup())
-        if processes > 1 and len(todo) > 1 and "fork" in multiprocessing.get_all_start_methods():
+        if processes > 1 and len(tasks) > 1 and "fork" in multiprocessing.get_all_start_methods():
             global _FORKED
             with plotting.DRAWING:  # no thread of this process is inside matplotlib while it forks
                 _FORKED = plots
-                pool = multiprocessing.get_context("fork").Pool(min(processes, len(todo)), _start_forked)
+                pool = multiprocessing.get_context("fork").Pool(min(processes, len(tasks)), _start_forked)
             with pool:
-                stills = pool.map(_forked_still, todo, chunksize=1)
+                stills = pool.map(_forked_stills, tasks, chunksize=1)
         else:
             with plotting.DRAWING:  # the live plots' own figures: a drawing ahead may use them
-                stills = [plots[i]._render(plots[i].figure, s, still=True) for i, s in todo]
-    for (index, setting), still in zip(todo, stills):
-        plots[index]._stills[_setting_key(setting)] = still
-    return len(todo)
+                stills = [[plots[i]._render(plots[i].figure, s, still=True) for s in settings] for i, settings in tasks]
+    for (index, settings), drawn in zip(tasks, stills):
+        for setting, still in zip(settings, drawn):
+            plots[index]._stills[_setting_key(setting)] = still
+    return sum(len(settings) for _, settings in tasks)
 
 
 _FORKED: list = []  # the LivePlots whose static pictures a forked process draws
@@ -303,9 +312,9 @@ def _start_forked() -> None:
         sys.modules["torch"].set_num_threads(1)  # one process per core already
 
 
-def _forked_still(task: tuple[int, dict]):
-    index, setting = task
-    return _FORKED[index]._render(_FORKED[index].figure, setting, still=True)
+def _forked_stills(task: tuple[int, list]) -> list:
+    index, settings = task
+    return [_FORKED[index]._render(_FORKED[index].figure, setting, still=True) for setting in settings]
 
 
 def _caption(text) -> str:
