@@ -27,19 +27,22 @@ class _WidgetBarSavedFull(notebook_tqdm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, display=False, **kwargs)
-        # None outside a kernel (the bar is printed, there is nothing to update).
-        self._shown = None if self.disable else display(self.container, display_id=True)
+        # Shown as a raw bundle: ipywidgets 7 displays a widget object itself and drops the
+        # display id. None outside a kernel (the bar is printed, there is nothing to update).
+        self._shown = None if self.disable else display(self._bundle(), raw=True, display_id=True)
         self.displayed = True
+
+    def _bundle(self) -> dict:
+        # The text as print(bar) writes it (blocks; the widget's own text/plain is ASCII).
+        return {"text/plain": self.container.__repr__(pretty=True),
+                WIDGET_VIEW: {"version_major": 2, "version_minor": 0, "model_id": self.container.model_id}}
 
     def close(self):
         closing = not self.disable
         super().close()
         shown = getattr(self, "_shown", None)
         if closing and shown is not None:
-            # The text as print(bar) writes it (blocks; the widget's own text/plain is ASCII).
-            shown.update({"text/plain": self.container.__repr__(pretty=True),
-                          WIDGET_VIEW: {"version_major": 2, "version_minor": 0, "model_id": self.container.model_id}},
-                         raw=True)
+            shown.update(self._bundle(), raw=True)
 
 
 def progress_bar(total: int, description: str = "") -> tqdm:
