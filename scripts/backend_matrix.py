@@ -1,9 +1,9 @@
 #!/usr/bin/env python
-"""Run nbval over every notebook and the numeric unit tests under several numeric backends
-and thread counts, so one machine stands in for the CPUs learners have.
+"""Run the numeric unit tests (and, on request, nbval over every notebook) under several
+numeric backends and thread counts, so one machine stands in for the CPUs learners have.
 
-    python -m scripts.backend_matrix                  # every backend below
-    python -m scripts.backend_matrix avx2 scalar-2    # just these (by name)
+    python -m scripts.backend_matrix                  # the numeric unit tests of make test's stand-ins
+    python -m scripts.backend_matrix scalar-2         # nbval and the numeric tests on that stand-in
     python -m scripts.backend_matrix avx2-2 --only tests/test_gradient_flow.py notebooks/06_thirty_layers.ipynb
 
 The stored outputs were made on one CPU with one thread. Another CPU runs other math
@@ -12,27 +12,23 @@ their own code branch), and more threads split sums differently, so last digits 
 and the two combine: a Xeon's AVX2 kernels printed 63.5116 with one thread and 63.5117
 with two. So every kernel set runs with one thread and with two (where a split first
 changes a sum; more threads split differently again, but no stored output may depend on
-any split): six stand-ins. None is dropped, and none is the same as another (one thread
-and two give different sums, so neither run covers the other), but two run elsewhere:
-the native kernels with one thread are `make test` itself, and the AVX2 kernels with one
-thread run in the ``ipywidgets7`` version environment (IN_VERSION_ENVIRONMENTS), which has
-requirements.txt's numeric libraries (torch, NumPy, matplotlib, scikit-learn at their
-pins) and changes only the widget stack (ipywidgets, ipykernel, IPython), which computes
-no number: one pass over every notebook checks both, where two passes did. So this script
-runs four: AVX2 with two threads, scalar with one and two, native with two.
+any split): six stand-ins, none the same as another.
 
-`make test` runs every notebook more than once: nbval, and three runs that compare every
-stored output in the same way (tests/output_tolerance.py): the site's live kernels
-(tests/test_site_live.py), JupyterLab (tests/test_browser.py) and nbgrader's autograde of
-the teacher edition (tests/autograded_once.py). Each of those runs on a stand-in of its own
-(NOTEBOOKS_IN_MAKE_TEST), so it checks that stand-in's notebooks, and this script runs only
-that stand-in's numeric unit tests: one pass over every notebook is not made twice.
+Each stand-in's notebooks are run once, by a run that happens anyway, and compared with the
+stored outputs as nbval compares them (tests/output_tolerance.py):
+- three in `make test` (NOTEBOOKS_IN_MAKE_TEST): the site's live kernels
+  (tests/test_site_live.py), JupyterLab (tests/test_browser.py) and nbgrader's autograde of
+  the teacher edition (tests/autograded_once.py);
+- three in the version environments (IN_VERSION_ENVIRONMENTS, scripts/test_versions.py),
+  whose nbval run and numeric unit tests use that stand-in: another library version and
+  another CPU in one pass, where two passes checked them apart.
+`make test` runs the numeric unit tests on this CPU with one thread; this script runs them
+on make test's three stand-ins. So no pass over the notebooks is made twice, and every
+stand-in runs both the notebooks and the numeric tests.
 
-Each run must pass against the same stored outputs (compared as tests/output_tolerance.py
-says). It runs only what another backend can change (tests/suites.py): every notebook
-under nbval and the unit tests that compute numbers; the browser, site, packaging,
-classroom, student-edition and text tests give the same result on every CPU and run
-once, in `make test`. Prints a table of results and times; exits 1 if any run failed
+It runs only what another backend can change (tests/suites.py); the browser, site,
+packaging, classroom, student-edition and text tests give the same result on every CPU and
+run once, in `make test`. Prints a table of results and times; exits 1 if any run failed
 (pytest collecting no test is a failure too).
 """
 from __future__ import annotations
@@ -83,13 +79,9 @@ class Backend:
 
 
 def stand_ins() -> list[Backend]:
-    """Every kernel set with one and with two threads but the native set with one thread,
-    which is `make test`."""
-    return [Backend("avx2", 1), Backend("scalar", 1), Backend("native", 2), Backend("avx2", 2), Backend("scalar", 2)]
+    """Every kernel set with one and with two threads."""
+    return [Backend(kernels, threads) for threads in (1, 2) for kernels in KERNELS]
 
-
-# Stand-ins a version environment runs (scripts/test_versions.py), by environment: see above.
-IN_VERSION_ENVIRONMENTS = {"ipywidgets7": Backend("avx2", 1)}
 
 # Stand-ins whose notebooks a run inside `make test` checks, by the file that makes the run: see above.
 NOTEBOOKS_IN_MAKE_TEST = {
@@ -97,11 +89,18 @@ NOTEBOOKS_IN_MAKE_TEST = {
     "tests/test_browser.py": Backend("native", 2),
     "tests/autograded_once.py": Backend("avx2", 2),
 }
+# Stand-ins a version environment runs (scripts/test_versions.py), by environment: see above.
+IN_VERSION_ENVIRONMENTS = {
+    "ipywidgets7": Backend("avx2", 1),
+    "oldest": Backend("scalar", 2),
+    "newest": Backend("native", 1),
+}
 
 
 def backends() -> list[Backend]:
-    """The stand-ins this script runs by default: all but those a version environment runs."""
-    return [b for b in stand_ins() if b not in IN_VERSION_ENVIRONMENTS.values()]
+    """The stand-ins this script runs by default: those whose notebooks `make test` checks,
+    for their numeric unit tests."""
+    return list(NOTEBOOKS_IN_MAKE_TEST.values())
 
 
 def command() -> list[str]:
@@ -157,8 +156,8 @@ def main(argv=None) -> int:
     matrix = stand_ins()
     names = [b.name for b in matrix]
     default = [b.name for b in backends()]
-    parser.add_argument("names", nargs="*", help=f"backends to run (default: {', '.join(default)}; "
-                        f"{', '.join(sorted(set(names) - set(default)))} runs in make test-versions)")
+    parser.add_argument("names", nargs="*", help=f"backends to run (default: {', '.join(default)}, "
+                        "their numeric unit tests; any other runs nbval too)")
     parser.add_argument("--only", nargs="+", metavar="PATH", default=[],
                         help="test files or notebooks to run instead of all of them")
     args = parser.parse_args(argv)
@@ -178,8 +177,8 @@ def main(argv=None) -> int:
         failed |= result.returncode != 0
         rows.append((backend.name, settings, outcome(result.returncode),
                      f"{seconds:.0f} s", closing_line(result.stdout)))
-    print("\nBackend matrix (numeric unit tests, and nbval over every notebook where make test does not run them"
-          " on the stand-in; against the same stored outputs):")
+    print("\nBackend matrix (numeric unit tests; nbval too on a stand-in whose notebooks no other run checks;"
+          " against the same stored outputs):")
     for row in rows:
         print("  " + " | ".join(row))
     return 1 if failed else 0

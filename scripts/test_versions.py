@@ -3,27 +3,30 @@
 
     make test-versions                          # every environment below
     make test-versions ENVS="oldest"            # just these
+    python3 -m scripts.test_versions --install-only   # build (or keep) the venvs, run nothing
+    python3 -m scripts.test_versions --installed      # test in the venvs --install-only built
     python3 -m scripts.test_versions --rebuild  # install every venv afresh
 
 Each environment is a virtual environment under build/versions/<name> (git-ignored), kept
 from the last run when it was built from the same pins with the same Python (its stamp,
 requirements.json, says which), and built afresh otherwise; ``newest`` is built afresh every
-time, since its point is whatever PyPI has today:
+time (but under ``--installed``), since its point is whatever PyPI has today:
 
 - ``ipywidgets7``: the pins of requirements.txt, but the widget stack Google Colab ships
-  (ipywidgets 7.7.1, ipykernel 6.17.1, IPython 7.34.0); it runs on AVX2 kernels with one
-  thread, the backend matrix's stand-in for such a CPU (see scripts/backend_matrix.py);
+  (ipywidgets 7.7.1, ipykernel 6.17.1, IPython 7.34.0);
 - ``oldest``: the lower end of every range in pyproject.toml's ``dependencies``;
-- ``newest``: the newest release of every library in those ranges, whatever PyPI has today;
-  its tests are not run again when every version it installed is the one `make test` used.
+- ``newest``: the newest release of every library in those ranges, whatever PyPI has today.
 
 torch stays at the one version requirements.txt pins in all of them (the CPU build). The
-test tools (pytest, nbval, nbclient, ...) keep their pins except in ``newest``. Then
-``pytest -n 2 --nbval -m "not slow and not browser"`` runs in each over what another library
-version can change (tests/suites.py: every notebook re-run from a fresh kernel and compared
-with its stored outputs, the numeric unit tests, and the tests of widgets, plotting,
-validation and the environment check), after a check that the notebook kernel really runs
-inside the environment. A summary table ends the run; the
+test tools (pytest, nbval, nbclient, ...) keep their pins except in ``newest``. Each
+environment's kernels run as one of the backend matrix's stand-ins
+(backend_matrix.IN_VERSION_ENVIRONMENTS: AVX2 kernels with one thread, scalar kernels with
+two, this CPU's with one), and that stand-in's notebooks are checked nowhere else, so every
+environment runs every time. Then ``pytest -n 2 --nbval -m "not slow and not browser"``
+runs in each over what another library version can change (tests/suites.py: every notebook
+re-run from a fresh kernel and compared with its stored outputs, the numeric unit tests, and
+the tests of widgets, plotting, validation and the environment check), after a check that
+the notebook kernel really runs inside the environment. A summary table ends the run; the
 exit status is 1 if any environment failed. Logs: build/versions/<name>.log.
 """
 from __future__ import annotations
@@ -160,14 +163,16 @@ def paths() -> list[str]:
     return suites.version_run()
 
 
-def build(environment: Environment, python: str, reuse: bool, log) -> bool:
-    """Create the venv and install; True on success. With ``reuse``, a venv built from the
-    same pins by the same Python is kept as it is (never ``newest``, whose names are unpinned)."""
+def build(environment: Environment, python: str, keep: str, log) -> bool:
+    """Create the venv and install; True on success. ``keep`` says which venv built from the
+    same pins by the same Python is kept as it is: "pinned" (every one but ``newest``, whose
+    names are unpinned), "all" (``newest`` too: the one --install-only just built) or "none"."""
     venv = BUILD / environment.name
     stamp = venv / "requirements.json"
     version = subprocess.run([python, "-c", "import sys; print(sys.version)"], capture_output=True, text=True).stdout
     wanted = json.dumps({"python": version.strip(), "requirements": environment.requirements})
-    if reuse and not environment.upgrade and stamp.is_file() and stamp.read_text() == wanted:
+    kept = keep == "all" or (keep == "pinned" and not environment.upgrade)
+    if kept and stamp.is_file() and stamp.read_text() == wanted:
         log.write("reusing the existing environment\n")
         return True
     shutil.rmtree(venv, ignore_errors=True)
@@ -182,23 +187,6 @@ def build(environment: Environment, python: str, reuse: bool, log) -> bool:
             return False
     stamp.write_text(wanted)
     return True
-
-
-def installed(python: Path) -> dict[str, str] | None:
-    """Every distribution ``python``'s environment has, {canonical name: version}; None if
-    pip cannot say."""
-    result = subprocess.run([str(python), "-m", "pip", "list", "--format=json", "--disable-pip-version-check"],
-                            capture_output=True, text=True)
-    if result.returncode != 0:
-        return None
-    return {canonical(entry["name"]): entry["version"] for entry in json.loads(result.stdout)}
-
-
-def same_as_make_test(venv: Path, course_venv: Path = ROOT / ".venv") -> bool:
-    """Whether every distribution in ``venv`` is in the course's own venv at the same version:
-    then its tests would repeat `make test`'s (``newest`` on a day with no new release)."""
-    here, there = installed(venv / "bin" / "python"), installed(course_venv / "bin" / "python")
-    return here is not None and there is not None and all(there.get(name) == version for name, version in here.items())
 
 
 def kernel_versions(environment: Environment, log) -> dict | None:
@@ -217,27 +205,29 @@ def kernel_versions(environment: Environment, log) -> dict | None:
     return versions
 
 
-def run(environment: Environment, python: str, reuse: bool, extra: list[str]) -> dict:
+def run(environment: Environment, python: str, keep: str, extra: list[str], test: bool = True) -> dict:
+    """Build (or keep, see :func:`build`) the environment, then, if ``test``, run its tests;
+    a result for :func:`summary`. A test run after --install-only adds to its log."""
     BUILD.mkdir(parents=True, exist_ok=True)
     log_path = BUILD / f"{environment.name}.log"
     result = {"log": str(log_path.relative_to(ROOT))}
-    with log_path.open("w") as log:
+    with log_path.open("a" if keep == "all" else "w") as log:
         started = time.perf_counter()
-        ok = build(environment, python, reuse, log)
+        ok = build(environment, python, keep, log)
         result["install_seconds"] = time.perf_counter() - started
         if not ok:
             result.update(ok=False, outcome="install failed")
+            return result
+        if not test:
+            result.update(ok=True, outcome="installed")
             return result
         versions = kernel_versions(environment, log)
         if versions is None:
             result.update(ok=False, outcome="the notebook kernel did not start inside the venv")
             return result
         result["versions"] = versions
-        if environment.upgrade and same_as_make_test(BUILD / environment.name):
-            result.update(ok=True, outcome="every version is requirements.txt's: make test has run these tests")
-            return result
         started = time.perf_counter()
-        backend = backend_matrix.IN_VERSION_ENVIRONMENTS.get(environment.name, Backend("native", 1))
+        backend = backend_matrix.IN_VERSION_ENVIRONMENTS[environment.name]
         log.write(f"\nnumeric backend: {backend.name} ({backend.stands_in_for})\n")
         code = run_logged([str(BUILD / environment.name / "bin" / "python"), *command()[1:], *paths(), *extra],
                           log, env=isolated_env(BUILD / environment.name, backend))
@@ -267,8 +257,14 @@ def main(argv=None) -> int:
     parser.add_argument("envs", nargs="*", help="environments to run (default: all)")
     parser.add_argument("--python", default=sys.executable, help="interpreter that creates the venvs")
     parser.add_argument("--rebuild", action="store_true", help="build every venv afresh, even one whose pins did not change")
+    parser.add_argument("--install-only", action="store_true", help="build (or keep) the venvs and run no test")
+    parser.add_argument("--installed", action="store_true",
+                        help="keep every venv built from the same pins, newest too (after --install-only)")
     parser.add_argument("--pytest", default="", help="extra pytest arguments, e.g. '-k widgets'")
     args = parser.parse_args(argv)
+    if args.rebuild and args.installed:
+        parser.error("--rebuild and --installed contradict each other: choose one")
+    keep = "none" if args.rebuild else "all" if args.installed else "pinned"
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     oldest_extra = pyproject.get("tool", {}).get("course", {}).get("oldest-also", {})
     known = environments(read_pins(), supported_ranges(), {canonical(k): v for k, v in oldest_extra.items()})
@@ -278,9 +274,12 @@ def main(argv=None) -> int:
     results = {}
     for name in args.envs or list(known):
         environment = known[name]
-        print(f"[{name}] {environment.purpose}: installing and testing (log: build/versions/{name}.log)", flush=True)
-        results[name] = run(environment, args.python, not args.rebuild, args.pytest.split())
-        print(f"[{name}] {results[name]['outcome']}", flush=True)
+        doing = "installing" if args.install_only else "testing" if args.installed else "installing and testing"
+        print(f"[{name}] {environment.purpose}: {doing} (log: build/versions/{name}.log)", flush=True)
+        results[name] = run(environment, args.python, keep, args.pytest.split(), test=not args.install_only)
+        print(f"[{name}] {results[name]['outcome']} ({results[name]['install_seconds']:.0f} s install)", flush=True)
+    if args.install_only:
+        return 0 if all(result["ok"] for result in results.values()) else 1
     print("\n" + summary(results))
     return 0 if all(result["ok"] for result in results.values()) else 1
 

@@ -1,8 +1,10 @@
 """Which tests each of CI's runs needs, so that each runs only what can differ there.
 
-`make test` runs everything once, on this CPU with one thread and requirements.txt's versions.
-The backend matrix (scripts/backend_matrix.py) repeats what another CPU or thread count can
-change: every notebook under nbval, and the unit tests that compute numbers (NUMBERS). The
+`make test` runs every test file once, on this CPU with one thread and requirements.txt's
+versions, and every notebook in three front ends on three other stand-in CPUs
+(scripts/backend_matrix.py). The backend matrix repeats what another CPU or thread count can
+change, the unit tests that compute numbers (NUMBERS), on those three; on request every
+notebook under nbval too. The
 version environments (scripts/test_versions.py) repeat what another version of numpy,
 matplotlib, scikit-learn, ipywidgets, ipykernel, IPython or tqdm can change: every notebook,
 the numeric tests (the same functions call those libraries), and the tests of widgets,

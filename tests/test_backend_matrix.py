@@ -3,33 +3,44 @@ the shared test command."""
 import pytest
 
 from scripts import backend_matrix, test_versions
+from tests import suites
 from utils.threads import LIBRARY_VARIABLES
 
 
-def test_every_kernel_set_runs_with_one_and_two_threads_except_what_make_test_runs():
+def test_every_kernel_set_runs_with_one_and_two_threads():
     combinations = {(b.kernels, b.threads) for b in backend_matrix.stand_ins()}
-    every = {(kernels, threads) for kernels in backend_matrix.KERNELS for threads in (1, 2)}
-    assert combinations == every - {("native", 1)}  # native kernels on one thread: `make test`
+    assert combinations == {(kernels, threads) for kernels in backend_matrix.KERNELS for threads in (1, 2)}
     assert len(combinations) == len(backend_matrix.stand_ins())  # no combination twice
 
 
-def test_a_stand_in_run_by_a_version_environment_is_not_run_again_here():
-    moved = set(backend_matrix.IN_VERSION_ENVIRONMENTS.values())
-    assert moved == {backend_matrix.Backend("avx2", 1)}
-    assert set(backend_matrix.backends()) == set(backend_matrix.stand_ins()) - moved
-    assert set(backend_matrix.IN_VERSION_ENVIRONMENTS) <= set(test_versions.environments(
+def test_every_stand_ins_notebooks_are_checked_by_exactly_one_run():
+    """Three in make test, three in the version environments, none twice; this script runs the
+    numeric unit tests of make test's three (the version environments run their own)."""
+    in_make_test = list(backend_matrix.NOTEBOOKS_IN_MAKE_TEST.values())
+    in_versions = list(backend_matrix.IN_VERSION_ENVIRONMENTS.values())
+    assert sorted(in_make_test + in_versions, key=str) == sorted(backend_matrix.stand_ins(), key=str)
+    assert backend_matrix.backends() == in_make_test
+    assert set(backend_matrix.IN_VERSION_ENVIRONMENTS) == set(test_versions.environments(
         test_versions.read_pins(), test_versions.supported_ranges(), {}))
 
 
-def test_the_runs_in_make_test_that_check_notebooks_each_have_a_stand_in_of_their_own():
-    """Three stand-ins' notebooks are checked by make test's runs (their files must exist and
-    use the stand-in), none of them one a version environment checks."""
-    moved = backend_matrix.NOTEBOOKS_IN_MAKE_TEST
-    assert len(set(moved.values())) == len(moved) == 3
-    assert set(moved.values()) <= set(backend_matrix.backends())
-    for path, backend in moved.items():
+def test_the_runs_in_make_test_that_check_notebooks_use_their_stand_in():
+    for path, backend in backend_matrix.NOTEBOOKS_IN_MAKE_TEST.items():
         source = (backend_matrix.ROOT / path).read_text()
         assert f'NOTEBOOKS_IN_MAKE_TEST["{path}"]' in source, f"{path} does not run its stand-in {backend.name}"
+
+
+def test_a_stand_in_runs_nbval_here_only_when_no_run_in_make_test_checks_its_notebooks():
+    for backend in backend_matrix.stand_ins():
+        paths = backend_matrix.paths(backend)
+        assert (suites.NOTEBOOKS in paths) == (backend not in backend_matrix.NOTEBOOKS_IN_MAKE_TEST.values())
+        assert "tests/test_gradient_flow.py" in paths and "tests/test_site.py" not in paths
+
+
+def test_make_test_does_not_run_nbval_itself():
+    """Its three runs above check every notebook; nbval there would be a fourth pass."""
+    recipe = (backend_matrix.ROOT / "Makefile").read_text().split("\ntest: ", 1)[1].split("\n\n", 1)[0]
+    assert "pytest" in recipe and "--nbval" not in recipe
 
 
 def test_kernel_variables_are_the_backends_and_sleeping_idle_threads():
@@ -67,7 +78,7 @@ def test_the_command_is_shared_with_the_version_environments():
 def test_unknown_backend_names_are_refused_with_the_choices(capsys):
     with pytest.raises(SystemExit):
         backend_matrix.main(["avx512"])
-    assert "['avx2', 'scalar', 'native-2', 'avx2-2', 'scalar-2']" in capsys.readouterr().err
+    assert "['native', 'avx2', 'scalar', 'native-2', 'avx2-2', 'scalar-2']" in capsys.readouterr().err
 
 
 def test_a_run_that_collected_no_tests_fails_and_says_so():

@@ -1,4 +1,7 @@
 """The pure parts of scripts/test_versions.py (make test-versions builds venvs; it is not a test)."""
+import io
+import sys
+
 import pytest
 from packaging.version import Version
 
@@ -52,12 +55,35 @@ def test_summary_table():
     assert table[2].split()[-6:] == ["5", "s", "-", "FAILED:", "install", "failed"]
 
 
-def test_newest_is_not_tested_again_when_it_installed_exactly_what_make_test_has(monkeypatch, tmp_path):
-    course = {"numpy": "2.4.6", "torch": "2.13.0", "jupyterlab": "4.6.6"}
-    newest = {"numpy": "2.4.6", "torch": "2.13.0"}
-    monkeypatch.setattr(versions, "installed", lambda python: course if ".venv" in str(python) else newest)
-    assert versions.same_as_make_test(tmp_path / "newest", tmp_path / ".venv")
-    newest["numpy"] = "2.5.0"
-    assert not versions.same_as_make_test(tmp_path / "newest", tmp_path / ".venv")
-    monkeypatch.setattr(versions, "installed", lambda python: None)  # pip could not say: test it
-    assert not versions.same_as_make_test(tmp_path / "newest", tmp_path / ".venv")
+def test_a_venv_is_kept_only_when_built_from_the_same_pins_and_newest_only_when_asked(monkeypatch, tmp_path):
+    """The install step is skipped for a venv whose stamp matches (pinned ones by default,
+    newest too under --installed, none under --rebuild); anything else is built afresh."""
+    monkeypatch.setattr(versions, "BUILD", tmp_path)
+    built = []
+
+    def install(command, log, **_):  # the venv step makes the folder the stamp goes in
+        if command[1:3] == ["-m", "venv"]:
+            (tmp_path / command[3]).mkdir()
+        built.append(command)
+        return 0
+
+    monkeypatch.setattr(versions, "run_logged", install)
+    envs = versions.environments({"torch": "2.13.0", "numpy": "2.4.6"}, {"numpy": ("1.26.4", "2.4.6")}, {})
+
+    def kept(name: str, keep: str) -> bool:
+        built.clear()
+        assert versions.build(envs[name], sys.executable, keep, io.StringIO())
+        return not built
+
+    assert not kept("oldest", "pinned")  # nothing there yet: built, and stamped
+    assert kept("oldest", "pinned") and kept("oldest", "all") and not kept("oldest", "none")
+    assert not kept("newest", "pinned") and not kept("newest", "pinned")  # today's PyPI, every time
+    assert kept("newest", "all")  # the run after --install-only tests what it built
+    envs["oldest"].requirements.append("numpy==2.0.0")  # a pin changed: built again
+    assert not kept("oldest", "all")
+
+
+def test_rebuild_and_installed_together_are_refused(capsys):
+    with pytest.raises(SystemExit):
+        versions.main(["--rebuild", "--installed"])
+    assert "contradict each other" in capsys.readouterr().err
