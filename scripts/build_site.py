@@ -199,12 +199,14 @@ def _cached_stills(cache: Path, key: str) -> dict:
         return {}  # not drawn yet, or a cache file cut short: drawn again
 
 
-def draw_live_plots(notebooks: list, cache: Path | None = PICTURE_CACHE) -> dict:
+def draw_live_plots(notebooks: list, cache: Path | None = PICTURE_CACHE, prune: bool = False) -> dict:
     """The plot of every ``live_plot`` cell of ``notebooks``, by its metadata (``_plot_key``),
     with the static pictures of all of them drawn at once: one pool of processes for the whole
     site (``utils.widgets.draw_static_pictures``) keeps every core busy to the last picture.
     Pictures drawn by an earlier build from the same metadata and the same drawing code
-    (``_drawing_code``) are read from ``cache`` instead (a rebuild then draws none); None: draw all."""
+    (``_drawing_code``) are read from ``cache`` instead (a rebuild then draws none); None: draw all.
+    With ``prune`` (``notebooks`` are the whole course), the cache keeps only these plots'
+    pictures, so it does not grow with every change to a plot's code."""
     from utils.widgets import LivePlot, draw_static_pictures
 
     plots = {_plot_key(cell.metadata["live_plot"]): None for notebook in notebooks for cell in notebook.cells
@@ -223,6 +225,8 @@ def draw_live_plots(notebooks: list, cache: Path | None = PICTURE_CACHE) -> dict
                       for setting, (png, text, alt) in plot._stills.items()]
             (cache / f"{name}.json.part").write_text(json.dumps(stills))
             (cache / f"{name}.json.part").replace(cache / f"{name}.json")
+        for stale in (path for path in cache.glob("*.json") if prune and path.stem not in live):
+            stale.unlink()
     return plots
 
 
@@ -485,7 +489,7 @@ def build(out: Path = DEFAULT_OUT, notebooks: Path = ROOT / "notebooks", work: P
     site_live.copy_live_assets(assets)  # thebe and the page's "Run this page"
     clocks.append(("assets", _clock()))
     plots = draw_live_plots([nbformat.read(path, as_version=4) for path in sorted(notebooks.glob(NOTEBOOK_GLOB))],
-                            cache)
+                            cache, prune=notebooks == ROOT / "notebooks")
     clocks.append(("pictures", _clock()))
     counts = write_sources(notebooks, work, plots)
     clocks.append(("sources", _clock()))

@@ -248,8 +248,13 @@ def test_a_rebuild_reads_the_pictures_an_earlier_build_drew(tmp_path):
     assert b"a picture from the cache" in [png for png, _, _ in second._stills.values()]  # read, not drawn
     assert second._stills.keys() == first._stills.keys()
     cached.write_text("{cut short")  # a broken cache file is drawn again
+    stale = tmp_path / ("0" * 64 + ".json")  # a plot whose code has changed since, or one since deleted
+    stale.write_text("[]")
     [third] = build_site.draw_live_plots([notebook], tmp_path).values()
     assert {k: v[0] for k, v in third._stills.items()} == {k: v[0] for k, v in first._stills.items()}
+    assert stale.exists()  # a build of some notebooks keeps the others' pictures
+    build_site.draw_live_plots([notebook], tmp_path, prune=True)
+    assert sorted(tmp_path.iterdir()) == [cached]  # a build of the whole course keeps only its own
 
 
 def test_the_picture_cache_key_follows_the_modules_a_plot_imports_and_no_others(tmp_path, monkeypatch):
