@@ -368,9 +368,9 @@ def test_two_pages_open_at_once_have_two_kernels_that_share_nothing(site, server
 FAILURE = re.compile(r"No kernel could be started for this page .* open it in Colab or download the notebook\.")
 
 
-def _says_no_kernel(page, name: str) -> None:
+def _says_no_kernel(page, name: str, sentence: re.Pattern = FAILURE) -> None:
     status = page.locator(".course-live-status")
-    assert FAILURE.fullmatch(status.inner_text().strip()), status.inner_text()
+    assert sentence.fullmatch(status.inner_text().strip()), status.inner_text()
     links = {a.inner_text(): a.get_attribute("href") for a in status.locator("a").all()}
     assert links["open it in Colab"].startswith("https://colab.research.google.com/github/")
     assert links["download the notebook"] == f"../downloads/notebooks/{name}"
@@ -498,7 +498,6 @@ LOST = re.compile(r"The connection to this page's kernel was lost .* your edits 
 def test_a_kernel_lost_after_it_started_is_said_in_one_sentence(site, server, browser, tmp_path):
     # The page's Jupyter server stops while the page is open: running a cell must not wait for
     # ever under "Kernel ready"; the page says what happened, with the Colab and download links.
-    name = NOTEBOOKS[1].name
     stopping = contextlib.ExitStack()
     own = stopping.enter_context(lab_tools.running_lab(tmp_path, (f"--ServerApp.allow_origin={server}",)))
     try:
@@ -507,11 +506,7 @@ def test_a_kernel_lost_after_it_started_is_said_in_one_sentence(site, server, br
             stopping.close()  # the server and its kernels stop (by PID)
             cell_div(page, first_visible(page)).locator(".thebe-run-button").click()
             page.wait_for_function("document.documentElement.dataset.courseLive === 'lost'", timeout=READY_MS)
-            status = page.locator(".course-live-status")
-            assert LOST.fullmatch(status.inner_text().strip()), status.inner_text()
-            links = {a.inner_text(): a.get_attribute("href") for a in status.locator("a").all()}
-            assert links["open it in Colab"].startswith("https://colab.research.google.com/github/")
-            assert links["download the notebook"] == f"../downloads/notebooks/{name}"
+            _says_no_kernel(page, NOTEBOOKS[1].name, LOST)
             assert page.locator(".course-live-start").inner_text() == "Try again"
             assert page.locator(".course-live-run-all").is_hidden()
     finally:
