@@ -228,6 +228,7 @@ def main(argv=None) -> int:
     parser.add_argument("--no-build", action="store_true", help="serve build/site as it is")
     args = parser.parse_args(argv)
     if not args.no_build:
+        print("Building the site first (a minute or so; --no-build serves build/site as it is)…", flush=True)
         build_site.build()
     # Ctrl-C, and a plain `kill`, stop both servers (a shell may start this with SIGINT ignored).
     signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -70,10 +70,24 @@ def _opens_details(node) -> int:
     return len(re.findall(r"<details\b", text)) - len(re.findall(r"</details>", text))
 
 
+class folded_raw(nodes.raw):
+    """Raw HTML inside or around a fold (a ``<details>`` line, its ``</details>``): search skips
+    it (its ``no-search`` class), and the page gets its HTML as it is. docutils would wrap a raw
+    node with a class in ``<div class="no-search">``, and that div's end closes an open
+    ``<details>`` early: the folded answer or solution after it would show, unfolded."""
+
+
+def _visit_folded_raw(translator, node) -> None:
+    if "html" in node.get("format", "").split():
+        translator.body.append(node.astext())
+    raise nodes.SkipNode
+
+
 def mark_folded_unsearchable(doctree) -> int:
     """Give every folded part of ``doctree`` Sphinx's ``no-search`` class: the nodes between a
     raw ``<details>`` and its ``</details>`` (Markdown between the two HTML lines), raw HTML that
-    holds a ``<details>``, and myst-nb's folded cell parts. Returns how many nodes it marked."""
+    holds a ``<details>`` (as a ``folded_raw``, written without a wrapper), and myst-nb's folded
+    cell parts. Returns how many nodes it marked."""
     from myst_nb.sphinx_ import HideCodeCellNode
 
     marked = 0
@@ -82,10 +96,15 @@ def mark_folded_unsearchable(doctree) -> int:
         marked += 1
     for parent in list(doctree.findall(nodes.Element)):
         depth = 0
-        for child in parent.children:
-            opening = _opens_details(child) if isinstance(child, nodes.raw) else 0
-            if depth > 0 or opening > 0 or (isinstance(child, nodes.raw) and "<details" in child.astext()):
-                if isinstance(child, nodes.Element) and NO_SEARCH not in child["classes"]:
+        for child in list(parent.children):
+            raw = isinstance(child, nodes.raw)
+            opening = _opens_details(child) if raw else 0
+            if depth > 0 or opening > 0 or (raw and "<details" in child.astext()):
+                if raw and not isinstance(child, folded_raw):
+                    parent.replace(child, folded_raw(child.rawsource, child.astext(), format=child.get("format", ""),
+                                                     classes=[*child["classes"], NO_SEARCH]))
+                    marked += 1
+                elif isinstance(child, nodes.Element) and NO_SEARCH not in child["classes"]:
                     child["classes"].append(NO_SEARCH)
                     marked += 1
             depth = max(0, depth + opening)
@@ -105,6 +124,7 @@ def _serve_reading_files(app, config) -> None:
 def setup(app):
     app.connect("config-inited", _serve_reading_files)
     app.connect("source-read", _state_length)
+    app.add_node(folded_raw, html=(_visit_folded_raw, None))
     app.connect("doctree-resolved", _fold_in_search)
     app.add_js_file("course-reading.js")
     app.add_css_file("course-reading.css")

@@ -13,6 +13,9 @@
 // - The learner's edits are kept in localStorage per page (a reload brings them back);
 //   restarting the kernel leaves the editors alone; leaving the page with edits that
 //   could not be stored asks first.
+// - A kernel lost after it started (its server stopped, the network went away) is said in
+//   one sentence, as a kernel that never started is: a cell's run would wait for ever.
+// - Each check cell has a "hint" button beside its run button (ex.<name>.hint()).
 (function () {
   "use strict";
   const configElement = document.getElementById("course-live-config");
@@ -26,20 +29,23 @@
   const startButton = bar.querySelector(".course-live-start");
   const pageCells = Array.from(document.querySelectorAll("div.cell"));
   const onPage = config.cells.filter((cell) => cell.page);
-  const state = {cells: [], thebe: null, notebook: null, session: null, unsaved: false, saveTimer: null, running: false};
+  const state = {cells: [], thebe: null, notebook: null, session: null, unsaved: false, saveTimer: null, running: false,
+                 lost: false, unloading: false};
 
   function say(text, failed) {
     status.textContent = text;
     bar.classList.toggle("course-live-failed", !!failed);
   }
 
-  function fail() {
-    status.replaceChildren(
-      "No kernel could be started for this page (Binder or the local Jupyter server did not answer, or the network is blocked), "
-      + "so its code cannot run here, but everything else on it still works: ",
-      link(config.colab, "open it in Colab"), " or ", link(config.download, "download the notebook", true), ".");
+  const NO_KERNEL = "No kernel could be started for this page (Binder or the local Jupyter server did not answer, "
+    + "or the network is blocked), so its code cannot run here, but everything else on it still works: ";
+
+  function fail(what = NO_KERNEL) {
+    status.replaceChildren(what, link(config.colab, "open it in Colab"), " or ",
+                           link(config.download, "download the notebook", true), ".");
     bar.classList.add("course-live-failed");
     startButton.disabled = false;
+    startButton.hidden = false;
     startButton.textContent = "Try again";
     startButton.onclick = () => { // a fresh page: thebe has already turned this one's cells into editors
       storeEdits();
@@ -256,6 +262,53 @@
     }
   }
 
+  // A check cell's "hint" button: runs ex.<name>.hint() in the kernel and shows it under the check,
+  // without the learner typing over the check (each press gives the next hint).
+  function hintButton(box, cell, name) {
+    const hint = document.createElement("button");
+    hint.type = "button";
+    hint.className = "thebe-button course-live-hint";
+    hint.textContent = "hint";
+    hint.setAttribute("aria-label", `A hint for this exercise (ex.${name}.hint())`);
+    hint.addEventListener("click", () => cell.thebe.execute(`ex.${name}.hint()`));
+    box.querySelector(".thebe-controls").append(hint);
+  }
+
+  // ---- a kernel lost after it started ------------------------------------------------------
+  function lost() {
+    if (state.lost) return;
+    state.lost = true;
+    runAllButton.hidden = restartButton.hidden = true;
+    document.querySelectorAll(".thebe-busy").forEach((busy) => { busy.style.display = "none"; });
+    document.documentElement.dataset.courseLive = "lost";
+    fail("The connection to this page's kernel was lost (its Jupyter server stopped or the network went away), "
+         + "so its code cannot run here now; your edits are kept in this browser, and everything else on the page still works: "
+         + "Try again, ");
+  }
+
+  // The kernel's socket closed and it is trying to connect again: if its server does not answer,
+  // or no longer has this kernel, the kernel is gone (its own retries take a minute to give up).
+  async function checkServer(kernel) {
+    const {baseUrl, token} = kernel.serverSettings;
+    const url = new URL(`api/kernels/${kernel.id}`, baseUrl);
+    if (token) url.searchParams.set("token", token);
+    try {
+      const reply = await fetch(url, {cache: "no-store"});
+      if (reply.status === 404) lost();
+    } catch (error) {
+      lost(); // nothing answers there
+    }
+  }
+
+  function watch(kernel) {
+    kernel.connectionStatusChanged.connect((_, connection) => {
+      if (connection === "connecting") checkServer(kernel);
+      else if (connection === "disconnected" && !state.unloading) lost();
+    });
+    kernel.statusChanged.connect((_, status) => { if (status === "dead") lost(); });
+  }
+  window.addEventListener("pagehide", () => { state.unloading = true; });
+
   const runAllButton = button("Run all", "course-live-run-all", () => runAll());
   const restartButton = button("Restart the kernel", "course-live-restart", () => restart());
   runAllButton.hidden = restartButton.hidden = true;
@@ -289,6 +342,7 @@
       if (!session) throw new Error("no kernel");
       state.notebook = notebook;
       state.session = session;
+      watch(session.kernel);
       notebook.cells.forEach((thebeCell, index) => {
         const cell = state.cells[index];
         cell.thebe = thebeCell;
@@ -301,10 +355,15 @@
           cell.editor.setOption("lineWrapping", true);
           cell.editor.on("change", editsChanged);
           box.querySelector(".thebe-run-button").setAttribute("aria-label", `Run cell ${index + 1}`);
+          const exercise = /^ex\.(\w+)\.check\(/.exec(cell.config.source.trim());
+          if (exercise) hintButton(box, cell, exercise[1]);
         }
         const execute = thebeCell.execute.bind(thebeCell);
         thebeCell.execute = (source) => { // thebe's own run button comes here too
+          if (state.lost) return Promise.resolve({error: "the kernel is lost"});
           if (cell.stored) cell.stored.hidden = true;
+          const kernel = state.session.kernel;
+          if (kernel && kernel.connectionStatus !== "connected") checkServer(kernel);
           return execute(source);
         };
       });

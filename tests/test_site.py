@@ -665,3 +665,27 @@ def test_every_tab_stop_shows_its_focus_and_the_sliders_come_early_named_with_th
             assert handle["name"] and handle["value"], f"{stem}: the slider handle at stop {index + 1} says {handle}"
     finally:
         context.close()
+
+
+PHONE = {"width": 390, "height": 844}  # a phone's viewport, in CSS pixels
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_no_page_scrolls_sideways_on_a_phone(site, server, browser):
+    # A static widget's picture and text, a long URL in inline code or a link, an API signature
+    # and the index's table each made a page wider than a phone (02's by 312 px) before
+    # site/course.css let them shrink or wrap.
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    wide = {}
+    try:
+        for name in PAGES:
+            page.goto(server + name, wait_until="load")
+            page.wait_for_function(RENDERED_JS, timeout=120_000)
+            width = page.evaluate("document.documentElement.scrollWidth")
+            if width > PHONE["width"]:
+                wide[name] = width
+    finally:
+        context.close()
+    assert not wide, f"pages wider than a {PHONE['width']} px phone (their width in px): {wide}"

@@ -16,7 +16,8 @@ go to 127.0.0.1 blocked:
   passes; each live plot's first control redraws the picture;
 - two pages open at once have two kernels that share nothing;
 - a kernel from a fake BinderHub (its event stream served here), and one that fails;
-- no kernel at all: the page says so with the Colab and download links; static widgets stay;
+- no kernel at all, or one lost after it started: the page says so with the Colab and download
+  links; static widgets stay, solutions stay folded;
 - edits survive a restart and a reload, and leaving with edits that could not be stored asks.
 """
 from __future__ import annotations
@@ -367,9 +368,9 @@ def test_two_pages_open_at_once_have_two_kernels_that_share_nothing(site, server
 FAILURE = re.compile(r"No kernel could be started for this page .* open it in Colab or download the notebook\.")
 
 
-def _says_no_kernel(page, name: str) -> None:
+def _says_no_kernel(page, name: str, sentence: re.Pattern = FAILURE) -> None:
     status = page.locator(".course-live-status")
-    assert FAILURE.fullmatch(status.inner_text().strip()), status.inner_text()
+    assert sentence.fullmatch(status.inner_text().strip()), status.inner_text()
     links = {a.inner_text(): a.get_attribute("href") for a in status.locator("a").all()}
     assert links["open it in Colab"].startswith("https://colab.research.google.com/github/")
     assert links["download the notebook"] == f"../downloads/notebooks/{name}"
@@ -397,6 +398,10 @@ def test_without_a_kernel_the_page_says_so_and_stays_as_it_was(site, server, bro
                                ".some(i => i.checkVisibility() && i.title !== t)", arg=[title])
         assert page.locator("details.course-solution").count() == 2
         assert page.locator("details[open]").count() == 0
+        # Each solution is inside its closed fold (a div ended inside the fold had put it after
+        # the fold, on show), so none of its lines can be seen.
+        assert page.locator("details.course-solution pre").count() == 2
+        assert not any(line.is_visible() for line in page.get_by_text("BEGIN SOLUTION").all())
 
 
 @pytest.mark.browser
@@ -472,12 +477,40 @@ def test_05_2_checked_in_place_and_edits_survive_a_restart_and_a_reload(site, se
         assert "back in 1 cell" in page.locator(".course-live-status").inner_text()
         start_kernel(page)
         assert page.evaluate(f"courseLive.state.cells[{solution}].editor.getValue()") == wrong
-        # hint() answers on the page; then the learner fixes the answer and sees ✓.
-        assert text_of(run_cell(page, check, "ex.rezero_block.hint()")).startswith("Hint 1 of")
-        run_cell(page, check, CHECK_05_2)
+        # The check's hint button answers under the check, the next hint at the next press, and
+        # leaves the check as it was; then the learner fixes the answer and sees ✓.
+        hint = cell_div(page, check).locator(".course-live-hint")
+        hint.click()
+        cell_div(page, check).locator(".course-live-output").get_by_text("Hint 1 of", exact=False).wait_for(timeout=RUN_MS)
+        hint.click()
+        cell_div(page, check).locator(".course-live-output").get_by_text("Hint 2 of", exact=False).wait_for(timeout=RUN_MS)
+        assert page.evaluate(f"courseLive.state.cells[{check}].editor.getValue()") == CHECK_05_2
         run_cell(page, solution, wrong.replace("torch.ones", "torch.zeros"))  # the fix: alpha starts at 0
         _run_by_hand(page, check, "✓ Exercise 05.2")
         _screenshot(page, solution, "site_05_live_check_fixed.png")
+
+
+LOST = re.compile(r"The connection to this page's kernel was lost .* your edits are kept in this browser.* "
+                  r"Try again, open it in Colab or download the notebook\.")
+
+
+@pytest.mark.browser
+def test_a_kernel_lost_after_it_started_is_said_in_one_sentence(site, server, browser, tmp_path):
+    # The page's Jupyter server stops while the page is open: running a cell must not wait for
+    # ever under "Kernel ready"; the page says what happened, with the Colab and download links.
+    stopping = contextlib.ExitStack()
+    own = stopping.enter_context(lab_tools.running_lab(tmp_path, (f"--ServerApp.allow_origin={server}",)))
+    try:
+        with kernel_source(site, local(own)), opened(browser, f"{server}/notebooks/{NOTEBOOKS[1].stem}.html") as (page, _, _):
+            start_kernel(page)
+            stopping.close()  # the server and its kernels stop (by PID)
+            cell_div(page, first_visible(page)).locator(".thebe-run-button").click()
+            page.wait_for_function("document.documentElement.dataset.courseLive === 'lost'", timeout=READY_MS)
+            _says_no_kernel(page, NOTEBOOKS[1].name, LOST)
+            assert page.locator(".course-live-start").inner_text() == "Try again"
+            assert page.locator(".course-live-run-all").is_hidden()
+    finally:
+        stopping.close()
 
 
 @pytest.mark.browser
