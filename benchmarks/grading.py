@@ -79,10 +79,22 @@ def bench(notebook: Path, students: int, workers: list[int], before: bool) -> li
 
 
 def report(rows: list[dict], started: str, cores: int) -> str:
-    """The section for RESULTS.md."""
+    """The section for RESULTS.md: the table, and per notebook what the jobs cost and saved."""
     table = [[row["notebook"], row["way"], row["students"], f"{row['wall']:.0f}", f"{row['cpu']:.0f}",
               f"{row['cpu'] / row['students']:.1f}", f"{row['wall'] / row['students'] * CLASS / 60:.1f}",
               f"{row['load']:.1f}"] for row in rows]
+    notes = []
+    for notebook in dict.fromkeys(row["notebook"] for row in rows):
+        ways = {row["way"]: row for row in rows if row["notebook"] == notebook}
+        alone, one = ways.get("nbgrader alone (one process, one notebook at a time)"), ways.get("make autograde WORKERS=1")
+        if alone and one:
+            extra = (one["cpu"] - alone["cpu"]) / one["students"]
+            notes.append(f"{notebook}: one job per notebook cost {extra:.1f} CPU-s more per student than nbgrader alone "
+                         "(nbgrader starts once per notebook).")
+        others = [row for way, row in ways.items() if way.startswith("make autograde WORKERS=") and row is not one]
+        if one and others:
+            notes.append(f"{notebook}: " + "; ".join(f"{row['way'].split()[-1]} took {row['wall'] / one['wall']:.2f} "
+                                                     "times the wall time of WORKERS=1" for row in others) + ".")
     return "\n".join([
         HEADING, "",
         f"Measured {started} by benchmarks/grading.py on this {cores}-core machine: an nbgrader course of one "
@@ -91,7 +103,8 @@ def report(rows: list[dict], started: str, cores: int) -> str:
         f"The estimate for {CLASS} students scales the wall time per student; it assumes the same load. "
         "The machine was shared with other work: times are noisy.", "",
         markdown_table(["Notebook", "How", "Students", "Wall (s)", "CPU (s)", "CPU per student (s)",
-                        f"{CLASS} students, estimated (min)", "Load average at the start"], table), ""])
+                        f"{CLASS} students, estimated (min)", "Load average at the start"], table), "",
+        *[f"- {note}" for note in notes], ""])
 
 
 def main(argv=None) -> int:

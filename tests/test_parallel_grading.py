@@ -122,3 +122,15 @@ def test_feedback_for_an_assignment_nobody_was_graded_on_says_which_there_are(tm
     graded.write_text("{}")
     with pytest.raises(ValueError, match=r"no assignment '02_second' in the autograded notebooks of .*; there are: 01_first"):
         feedback.generate(tmp_path, "02_second")
+
+
+def test_the_grading_benchmark_reports_the_jobs_cost_and_gain():
+    from benchmarks.grading import report
+
+    rows = [{"notebook": "05_a.ipynb", "students": 6, "way": way, "wall": wall, "cpu": cpu, "load": 1.0}
+            for way, wall, cpu in (("nbgrader alone (one process, one notebook at a time)", 60.0, 48.0),
+                                   ("make autograde WORKERS=1", 72.0, 60.0), ("make autograde WORKERS=2", 36.0, 60.0))]
+    section = report(rows, "2026-12-06 01:00 UTC", 2)
+    assert "| 05_a.ipynb | make autograde WORKERS=2 | 6 | 36 | 60 | 10.0 | 3.0 | 1.0 |" in section
+    assert "05_a.ipynb: one job per notebook cost 2.0 CPU-s more per student than nbgrader alone" in section
+    assert "05_a.ipynb: WORKERS=2 took 0.50 times the wall time of WORKERS=1." in section
