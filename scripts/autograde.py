@@ -115,8 +115,11 @@ def autograde(course: Path = DEFAULT_COURSE, progress=_print_now, assignment: st
             return f"{student}, {name}", str(error)[-1500:]  # the end only: many may fail alike
         return None
 
-    with ThreadPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+    pool = ThreadPoolExecutor(max_workers=min(workers, len(jobs)))
+    try:
         failures = [failure for failure in pool.map(grade, jobs) if failure]
+    finally:  # on Ctrl-C (which the running nbgrader processes get too), start no more jobs
+        pool.shutdown(cancel_futures=True)
     if failures:
         raise RuntimeError(f"{len(failures)} of {len(jobs)} notebooks were not graded "
                            f"({'; '.join(who for who, _ in failures)}); the other {len(jobs) - len(failures)} are. "
