@@ -15,16 +15,18 @@ cells from its gradebook), and ``--workers`` jobs run at once (default: the CPUs
 gives, ``utils.threads.cpu_share``; each kernel uses one thread). A line says which notebook
 starts ("autograding 17/390: alice, 05_slopes_multiply"). A job that fails is named with
 nbgrader's last words once the others are done, and the command exits non-zero; the other
-notebooks' grades stay in the gradebook.
+notebooks' grades stay in the gradebook. A job per notebook starts nbgrader each time (about
+2 CPU-seconds, benchmarks/grading.py): the price of keeping both cores busy to the end and of
+naming exactly which notebook failed.
 
 Jobs share the gradebook, one SQLite file. nbgrader opens a short session for each step (the
 student, the submission, each cell's score) and none while the notebook runs, and Python's
 sqlite3 starts a transaction only at its first write, so a second writer waits for SQLite's
 lock rather than failing; but only for sqlite3's default 5 s, after which nbgrader stops with
-"database is locked" (tried: a lock held for 20 s). A busy machine can hold a job up that
-long, so each job is given the gradebook's address with a longer wait (GRADEBOOK_WAIT).
-Four processes writing the same rows in a loop (160 sessions) and eight autogrades at once
-never hit the lock.
+"database is locked" (and advice to upgrade its database). A busy machine can hold a job up
+that long, so each job is given the gradebook's address with a longer wait (GRADEBOOK_WAIT).
+Tried without it: four processes each writing 40 sessions into one gradebook at once, and
+eight autogrades at once, never met "database is locked"; a lock held for 20 s did.
 """
 from __future__ import annotations
 
