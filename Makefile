@@ -106,18 +106,22 @@ nbgrader: venv
 
 # Grading the hub's notebooks (README, "Grading"): collect every student's notebooks from their
 # home (HOMES, the hub's homes by default; run as root) into the course's submitted/, autograde
-# them (refusing a notebook without grade cells), write the feedback pages and the class report
-# (into the course's class-report/, or CLASS_REPORT=DIR; NAMES=1 names the students).
+# them (refusing a notebook without grade cells; WORKERS notebooks at once, default this machine's
+# CPUs), write the feedback pages and the class report (into the course's class-report/, or
+# CLASS_REPORT=DIR; NAMES=1 names the students). ASSIGNMENT=05_flexible_block autogrades, or
+# writes the feedback of, that notebook only, for every student.
 HOMES ?=
 CLASS_REPORT ?=
+ASSIGNMENT ?=
+WORKERS ?=
 collect: venv
 	$(BIN)/python -m scripts.collect_submissions $(if $(HOMES),--homes $(HOMES))
 
 autograde: venv
-	$(BIN)/python -m scripts.autograde
+	$(BIN)/python -m scripts.autograde $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT)) $(if $(WORKERS),--workers $(WORKERS))
 
 feedback: venv npm-site
-	$(BIN)/python -m scripts.feedback
+	$(BIN)/python -m scripts.feedback $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT))
 
 class-report: venv
 	$(BIN)/python -m scripts.class_report $(if $(NAMES),--names) $(if $(CLASS_REPORT),--out $(CLASS_REPORT))

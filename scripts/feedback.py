@@ -2,6 +2,7 @@
 """Feedback pages for the autograded notebooks, offline and with honest scores.
 
     python -m scripts.feedback                 # every assignment of the hub's course, or of STATE/nbgrader
+    python -m scripts.feedback --assignment 05_flexible_block   # one assignment's pages only
     python -m scripts.feedback --course DIR
 
 Runs nbgrader's ``generate_feedback`` for every assignment that has autograded notebooks,
@@ -22,7 +23,7 @@ import nbformat
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
-from scripts.autograde import course_command, run_nbgrader
+from scripts.autograde import ONE_ASSIGNMENT, chosen, course_command, run_nbgrader
 from scripts.build_student_edition import ROOT
 from scripts.collect_submissions import DEFAULT_COURSE
 
@@ -97,14 +98,16 @@ def assignments_with_submissions(course: Path) -> list[str]:
     return sorted({path.parent.name for path in (course / "autograded").glob("*/*/*.ipynb")})
 
 
-def generate(course: Path = DEFAULT_COURSE) -> list[Path]:
-    """Run nbgrader's generate_feedback for each assignment and put MathJax beside every
-    student's pages; return the pages written. Raises RuntimeError with nbgrader's words when
-    it fails, FileNotFoundError when nothing was autograded or MathJax is missing."""
+def generate(course: Path = DEFAULT_COURSE, assignment: str | None = None) -> list[Path]:
+    """Run nbgrader's generate_feedback for each assignment (or ``assignment`` only) and put
+    MathJax beside every student's pages; return the pages written. Raises RuntimeError with
+    nbgrader's words when it fails, FileNotFoundError when nothing was autograded or MathJax is
+    missing, ValueError when ``assignment`` has no autograded notebooks."""
     course = Path(course).resolve()
     assignments = assignments_with_submissions(course)
     if not assignments:
         raise FileNotFoundError(f"no autograded notebooks in {course / 'autograded'}: run make autograde first")
+    assignments = chosen(assignment, assignments, f"the autograded notebooks of {course}")
     if not MATHJAX.is_file():
         raise FileNotFoundError(f"{MATHJAX} is missing: run `cd site && npm ci` (the Makefile's site/node_modules step)")
     for assignment in assignments:
@@ -112,11 +115,11 @@ def generate(course: Path = DEFAULT_COURSE) -> list[Path]:
     for student in sorted(p for p in (course / "feedback").iterdir() if p.is_dir()):
         (student / "mathjax").mkdir(exist_ok=True)
         shutil.copy2(MATHJAX, student / "mathjax" / MATHJAX.name)
-    return sorted((course / "feedback").glob("*/*/*.html"))
+    return sorted(page for name in assignments for page in (course / "feedback").glob(f"*/{name}/*.html"))
 
 
 def main(argv=None) -> int:
-    return course_command(argv, doc=__doc__, name="feedback", action=generate,
+    return course_command(argv, doc=__doc__, name="feedback", action=generate, options=(ONE_ASSIGNMENT,),
                           summary="{count} feedback pages in {course}/feedback")
 
 
