@@ -54,8 +54,9 @@ ONE_THREAD = $(shell $(BIN)/python -c 'from utils.threads import LIBRARY_VARIABL
 
 # Every notebook is run and its stored outputs compared three times inside (the live site,
 # JupyterLab, nbgrader's autograde; scripts/backend_matrix.py), so no --nbval pass here.
+# The log ends with the 25 slowest tests: where make test's time goes.
 test: install
-	$(ONE_THREAD) $(BIN)/python -m pytest -n 2 -p no:cacheprovider
+	$(ONE_THREAD) $(BIN)/python -m pytest -n 2 -p no:cacheprovider --durations=25
 
 # The tests under other library versions (Colab's ipywidgets 7, the oldest and the newest
 # supported), each in its own venv under build/versions/; ENVS="oldest" runs just that one,
