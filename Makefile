@@ -16,7 +16,7 @@ NPM_CI := npm ci --ignore-scripts --no-audit --no-fund
 # their SHA-256 in a stamp inside what it installed); otherwise it is a check of a few ms.
 STAMPED := $(PYTHON) -m scripts.stamped
 
-.PHONY: install venv npm-site npm-classroom classroom-accounts lab test test-backends test-versions test-versions-install execute benchmark screenshots student exercises-report nbgrader classroom site links \
+.PHONY: install venv npm-site npm-classroom classroom-accounts lab test test-backends test-versions execute benchmark screenshots student exercises-report nbgrader classroom site links \
 	publish collect autograde feedback class-report update-report site-live pdf
 
 # Everything `make test` needs: the course's venv, the site's npm packages and the classroom's proxy.
@@ -59,15 +59,9 @@ test: install
 	$(ONE_THREAD) $(BIN)/python -m pytest -n 2 -p no:cacheprovider --durations=25
 
 # The tests under other library versions (Colab's ipywidgets 7, the oldest and the newest
-# supported), each in its own venv under build/versions/; ENVS="oldest" runs just that one,
-# VERSIONS_FLAGS=--installed tests in the venvs test-versions-install built (newest too).
+# supported), each in its own venv under build/versions/; ENVS="oldest" runs just that one.
 test-versions:
-	$(PYTHON) -m scripts.test_versions $(VERSIONS_FLAGS) $(ENVS)
-
-# Only build (or keep) those venvs: .ci/run does this while the course's own install and
-# make test leave a core idle, then tests them with --installed.
-test-versions-install:
-	$(PYTHON) -m scripts.test_versions --install-only $(ENVS)
+	$(PYTHON) -m scripts.test_versions $(ENVS)
 
 # The numeric unit tests again under the numeric backends and thread counts whose notebooks
 # make test checks (scripts/backend_matrix.py): the stored outputs must hold on any CPU.
