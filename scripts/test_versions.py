@@ -3,14 +3,12 @@
 
     make test-versions                          # every environment below
     make test-versions ENVS="oldest"            # just these
-    python3 -m scripts.test_versions --install-only   # build (or keep) the venvs, run nothing
-    python3 -m scripts.test_versions --installed      # test in the venvs --install-only built
     python3 -m scripts.test_versions --rebuild  # install every venv afresh
 
 Each environment is a virtual environment under build/versions/<name> (git-ignored), kept
 from the last run when it was built from the same pins with the same Python (its stamp,
 requirements.json, says which), and built afresh otherwise; ``newest`` is built afresh every
-time (but under ``--installed``), since its point is whatever PyPI has today:
+time, since its point is whatever PyPI has today:
 
 - ``ipywidgets7``: the pins of requirements.txt, but the widget stack Google Colab ships
   (ipywidgets 7.7.1, ipykernel 6.17.1, IPython 7.34.0);
@@ -163,16 +161,14 @@ def paths() -> list[str]:
     return suites.version_run()
 
 
-def build(environment: Environment, python: str, keep: str, log) -> bool:
-    """Create the venv and install; True on success. ``keep`` says which venv built from the
-    same pins by the same Python is kept as it is: "pinned" (every one but ``newest``, whose
-    names are unpinned), "all" (``newest`` too: the one --install-only just built) or "none"."""
+def build(environment: Environment, python: str, reuse: bool, log) -> bool:
+    """Create the venv and install; True on success. With ``reuse``, a venv built from the
+    same pins by the same Python is kept as it is (never ``newest``, whose names are unpinned)."""
     venv = BUILD / environment.name
     stamp = venv / "requirements.json"
     version = subprocess.run([python, "-c", "import sys; print(sys.version)"], capture_output=True, text=True).stdout
     wanted = json.dumps({"python": version.strip(), "requirements": environment.requirements})
-    kept = keep == "all" or (keep == "pinned" and not environment.upgrade)
-    if kept and stamp.is_file() and stamp.read_text() == wanted:
+    if reuse and not environment.upgrade and stamp.is_file() and stamp.read_text() == wanted:
         log.write("reusing the existing environment\n")
         return True
     shutil.rmtree(venv, ignore_errors=True)
@@ -205,21 +201,16 @@ def kernel_versions(environment: Environment, log) -> dict | None:
     return versions
 
 
-def run(environment: Environment, python: str, keep: str, extra: list[str], test: bool = True) -> dict:
-    """Build (or keep, see :func:`build`) the environment, then, if ``test``, run its tests;
-    a result for :func:`summary`. A test run after --install-only adds to its log."""
+def run(environment: Environment, python: str, reuse: bool, extra: list[str]) -> dict:
     BUILD.mkdir(parents=True, exist_ok=True)
     log_path = BUILD / f"{environment.name}.log"
     result = {"log": str(log_path.relative_to(ROOT))}
-    with log_path.open("a" if keep == "all" else "w") as log:
+    with log_path.open("w") as log:
         started = time.perf_counter()
-        ok = build(environment, python, keep, log)
+        ok = build(environment, python, reuse, log)
         result["install_seconds"] = time.perf_counter() - started
         if not ok:
             result.update(ok=False, outcome="install failed")
-            return result
-        if not test:
-            result.update(ok=True, outcome="installed")
             return result
         versions = kernel_versions(environment, log)
         if versions is None:
@@ -257,14 +248,8 @@ def main(argv=None) -> int:
     parser.add_argument("envs", nargs="*", help="environments to run (default: all)")
     parser.add_argument("--python", default=sys.executable, help="interpreter that creates the venvs")
     parser.add_argument("--rebuild", action="store_true", help="build every venv afresh, even one whose pins did not change")
-    parser.add_argument("--install-only", action="store_true", help="build (or keep) the venvs and run no test")
-    parser.add_argument("--installed", action="store_true",
-                        help="keep every venv built from the same pins, newest too (after --install-only)")
     parser.add_argument("--pytest", default="", help="extra pytest arguments, e.g. '-k widgets'")
     args = parser.parse_args(argv)
-    if args.rebuild and args.installed:
-        parser.error("--rebuild and --installed contradict each other: choose one")
-    keep = "none" if args.rebuild else "all" if args.installed else "pinned"
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     oldest_extra = pyproject.get("tool", {}).get("course", {}).get("oldest-also", {})
     known = environments(read_pins(), supported_ranges(), {canonical(k): v for k, v in oldest_extra.items()})
@@ -274,12 +259,9 @@ def main(argv=None) -> int:
     results = {}
     for name in args.envs or list(known):
         environment = known[name]
-        doing = "installing" if args.install_only else "testing" if args.installed else "installing and testing"
-        print(f"[{name}] {environment.purpose}: {doing} (log: build/versions/{name}.log)", flush=True)
-        results[name] = run(environment, args.python, keep, args.pytest.split(), test=not args.install_only)
-        print(f"[{name}] {results[name]['outcome']} ({results[name]['install_seconds']:.0f} s install)", flush=True)
-    if args.install_only:
-        return 0 if all(result["ok"] for result in results.values()) else 1
+        print(f"[{name}] {environment.purpose}: installing and testing (log: build/versions/{name}.log)", flush=True)
+        results[name] = run(environment, args.python, not args.rebuild, args.pytest.split())
+        print(f"[{name}] {results[name]['outcome']}", flush=True)
     print("\n" + summary(results))
     return 0 if all(result["ok"] for result in results.values()) else 1
 
