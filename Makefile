@@ -59,7 +59,8 @@ test: install
 	$(ONE_THREAD) $(BIN)/python -m pytest -n 2 -p no:cacheprovider --durations=25
 
 # The tests under other library versions (Colab's ipywidgets 7, the oldest and the newest
-# supported), each in its own venv under build/versions/; ENVS="oldest" runs just that one.
+# supported), each in its own venv in ~/.cache/residual-course/versions/ (reused while its pins hold;
+# logs in build/versions/); ENVS="oldest" runs just that one.
 test-versions:
 	$(PYTHON) -m scripts.test_versions $(ENVS)
 

@@ -5,10 +5,13 @@
     make test-versions ENVS="oldest"            # just these
     python3 -m scripts.test_versions --rebuild  # install every venv afresh
 
-Each environment is a virtual environment under build/versions/<name> (git-ignored), kept
-from the last run when it was built from the same pins with the same Python (its stamp,
-requirements.json, says which), and built afresh otherwise; ``newest`` is built afresh every
-time, since its point is whatever PyPI has today:
+Each environment is a virtual environment in this machine's cache, outside the clone
+(``$XDG_CACHE_HOME/residual-course/versions/<name>``, by default under ``~/.cache``), so a
+fresh clone reuses it: it is kept when it was built from the same pins with the same Python
+(its stamp, requirements.json, says which) and built afresh otherwise; ``newest``, whose point
+is whatever PyPI has today, is kept only on the day it was built. The course itself is
+installed into it (editable) again whenever it points at another clone, and a lock lets one
+run at a time use an environment:
 
 - ``ipywidgets7``: the pins of requirements.txt, but the widget stack Google Colab ships
   (ipywidgets 7.7.1, ipykernel 6.17.1, IPython 7.34.0);
@@ -25,11 +28,13 @@ runs in each over what another library version can change (tests/suites.py: ever
 re-run from a fresh kernel and compared with its stored outputs, the numeric unit tests, and
 the tests of widgets, plotting, validation and the environment check), after a check that
 the notebook kernel really runs inside the environment. A summary table ends the run; the
-exit status is 1 if any environment failed. Logs: build/versions/<name>.log.
+exit status is 1 if any environment failed. Logs: build/versions/<name>.log in the clone.
 """
 from __future__ import annotations
 
 import argparse
+import datetime
+import fcntl
 import json
 import os
 import re
@@ -48,7 +53,9 @@ from tests import suites
 
 ROOT = Path(__file__).resolve().parent.parent
 
-BUILD = ROOT / "build" / "versions"
+# The venvs, in the machine's cache (outlives a clone); the logs, in the clone's build/.
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "residual-course" / "versions"
+LOGS = ROOT / "build" / "versions"
 # Not needed without the browser tests (the site's tests among them), and JupyterLab would pull a
 # newer ipykernel stack; the classroom tools (grading, the hub) need JupyterLab 4 and run only in
 # make test's slow tests.
@@ -161,21 +168,30 @@ def paths() -> list[str]:
     return suites.version_run()
 
 
-def build(environment: Environment, python: str, reuse: bool, log) -> bool:
+def today() -> str:
+    """The UTC date: ``newest`` is rebuilt once a day."""
+    return datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+
+
+def build(environment: Environment, python: str, reuse: bool, log, day: str | None = None) -> bool:
     """Create the venv and install; True on success. With ``reuse``, a venv built from the
-    same pins by the same Python is kept as it is (never ``newest``, whose names are unpinned)."""
-    venv = BUILD / environment.name
+    same pins by the same Python is kept as it is (``newest``, whose names are unpinned, only
+    on the ``day`` it was built). Either way the course's ``utils`` is installed editable from
+    this clone if the venv's points elsewhere."""
+    venv = CACHE / environment.name
     stamp = venv / "requirements.json"
     version = subprocess.run([python, "-c", "import sys; print(sys.version)"], capture_output=True, text=True).stdout
-    wanted = json.dumps({"python": version.strip(), "requirements": environment.requirements})
-    if reuse and not environment.upgrade and stamp.is_file() and stamp.read_text() == wanted:
-        log.write("reusing the existing environment\n")
-        return True
-    shutil.rmtree(venv, ignore_errors=True)
+    wanted = json.dumps({"python": version.strip(), "requirements": environment.requirements,
+                         **({"day": day or today()} if environment.upgrade else {})})
     vpython = str(venv / "bin" / "python")
+    editable = [vpython, *PIP, "--no-deps", "-e", "."]
+    if reuse and stamp.is_file() and stamp.read_text() == wanted:
+        log.write(f"reusing the environment in {venv}\n")
+        return installed_from_here(venv) or run_logged(editable, log) == 0
+    shutil.rmtree(venv, ignore_errors=True)
     steps = [[python, "-m", "venv", str(venv)],
              [vpython, *PIP, *(["--upgrade"] if environment.upgrade else []), *environment.requirements],
-             [vpython, *PIP, "--no-deps", "-e", "."],
+             editable,
              # byte-compile once (PYTHONDONTWRITEBYTECODE may be set): every kernel imports torch
              [vpython, "-m", "compileall", "-qq", "-j", "0", str(venv / "lib")]]
     for step in steps:
@@ -185,10 +201,17 @@ def build(environment: Environment, python: str, reuse: bool, log) -> bool:
     return True
 
 
+def installed_from_here(venv: Path) -> bool:
+    """Does the venv import ``utils`` from this clone (its editable install points here)?"""
+    found = subprocess.run([str(venv / "bin" / "python"), "-c", "import utils; print(utils.__file__)"],
+                           cwd=venv, capture_output=True, text=True)
+    return found.returncode == 0 and Path(found.stdout.strip()).resolve().parent == ROOT / "utils"
+
+
 def kernel_versions(environment: Environment, log) -> dict | None:
     """Versions as a notebook kernel started from the venv sees them, or None if the kernel
     did not run inside it."""
-    venv = BUILD / environment.name
+    venv = CACHE / environment.name
     result = subprocess.run([str(venv / "bin" / "python"), "-c", KERNEL_CHECK, *SHOWN], cwd=ROOT,
                             env=isolated_env(venv), capture_output=True, text=True, timeout=300)
     log.write(f"\n$ kernel check\n{result.stdout}{result.stderr}")
@@ -202,10 +225,13 @@ def kernel_versions(environment: Environment, log) -> dict | None:
 
 
 def run(environment: Environment, python: str, reuse: bool, extra: list[str]) -> dict:
-    BUILD.mkdir(parents=True, exist_ok=True)
-    log_path = BUILD / f"{environment.name}.log"
+    LOGS.mkdir(parents=True, exist_ok=True)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    log_path = LOGS / f"{environment.name}.log"
     result = {"log": str(log_path.relative_to(ROOT))}
-    with log_path.open("w") as log:
+    venv = CACHE / environment.name
+    with log_path.open("w") as log, (CACHE / f"{environment.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another clone's run on this machine waits for this one
         started = time.perf_counter()
         ok = build(environment, python, reuse, log)
         result["install_seconds"] = time.perf_counter() - started
@@ -220,8 +246,8 @@ def run(environment: Environment, python: str, reuse: bool, extra: list[str]) ->
         started = time.perf_counter()
         backend = backend_matrix.IN_VERSION_ENVIRONMENTS[environment.name]
         log.write(f"\nnumeric backend: {backend.name} ({backend.stands_in_for})\n")
-        code = run_logged([str(BUILD / environment.name / "bin" / "python"), *command()[1:], *paths(), *extra],
-                          log, env=isolated_env(BUILD / environment.name, backend))
+        code = run_logged([str(venv / "bin" / "python"), *command()[1:], *paths(), *extra],
+                          log, env=isolated_env(venv, backend))
         result["test_seconds"] = time.perf_counter() - started
     said = closing_line(log_path.read_text())
     result.update(ok=code == 0, outcome=said if code != NO_TESTS else f"pytest collected no tests ({said})")

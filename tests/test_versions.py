@@ -55,11 +55,13 @@ def test_summary_table():
     assert table[2].split()[-6:] == ["5", "s", "-", "FAILED:", "install", "failed"]
 
 
-def test_a_venv_is_kept_only_when_built_from_the_same_pins_and_newest_never(monkeypatch, tmp_path):
-    """The install step is skipped for a venv whose stamp matches (never for newest, whose point
-    is today's PyPI, nor under --rebuild); anything else is built afresh."""
-    monkeypatch.setattr(versions, "BUILD", tmp_path)
+def test_a_venv_is_kept_only_when_built_from_the_same_pins_and_newest_only_on_its_day(monkeypatch, tmp_path):
+    """The install step is skipped for a venv whose stamp matches (newest's, whose point is
+    today's PyPI, only on the day it was built; never under --rebuild); anything else is built
+    afresh. A kept venv gets the course installed again when it points at another clone."""
+    monkeypatch.setattr(versions, "CACHE", tmp_path)
     built = []
+    points_here = {"oldest": True, "newest": True}
 
     def install(command, log, **_):  # the venv step makes the folder the stamp goes in
         if command[1:3] == ["-m", "venv"]:
@@ -68,15 +70,24 @@ def test_a_venv_is_kept_only_when_built_from_the_same_pins_and_newest_never(monk
         return 0
 
     monkeypatch.setattr(versions, "run_logged", install)
+    monkeypatch.setattr(versions, "installed_from_here", lambda venv: points_here[venv.name])
     envs = versions.environments({"torch": "2.13.0", "numpy": "2.4.6"}, {"numpy": ("1.26.4", "2.4.6")}, {})
 
-    def kept(name: str, reuse: bool) -> bool:
+    def steps(name: str, reuse: bool, day: str = "2026-12-06") -> list:
         built.clear()
-        assert versions.build(envs[name], sys.executable, reuse, io.StringIO())
-        return not built
+        assert versions.build(envs[name], sys.executable, reuse, io.StringIO(), day=day)
+        return [command[1:3] if command[1:3] == ["-m", "venv"] else command[-1] for command in built]
 
-    assert not kept("oldest", True)  # nothing there yet: built, and stamped
-    assert kept("oldest", True) and not kept("oldest", False)
-    assert not kept("newest", True) and not kept("newest", True)
+    assert steps("oldest", True)[0] == ["-m", "venv"]  # nothing there yet: built, and stamped
+    assert steps("oldest", True) == [] and steps("oldest", False)[0] == ["-m", "venv"]
+    points_here["oldest"] = False  # kept, but another clone installed the course last
+    assert steps("oldest", True) == ["."]
     envs["oldest"].requirements.append("numpy==2.0.0")  # a pin changed: built again
-    assert not kept("oldest", True)
+    assert steps("oldest", True)[0] == ["-m", "venv"]
+    assert steps("newest", True)[0] == ["-m", "venv"] and steps("newest", True) == []
+    assert steps("newest", True, day="2026-12-07")[0] == ["-m", "venv"]  # a new day: PyPI again
+
+
+def test_the_environments_live_outside_the_clone():
+    """A fresh clone finds the venvs an earlier clone built (and its logs stay in its build/)."""
+    assert versions.ROOT not in versions.CACHE.parents and versions.LOGS.parent == versions.ROOT / "build"
