@@ -1,7 +1,9 @@
 """Each notebook's nbgrader assignment, generated and autograded once per test run, for the two
 test files that read it: nbgrader's scores (tests/test_nbgrader.py) and the student edition's
 run (tests/test_student_edition.py). nbgrader's autograde executes the teacher edition and the
-released student version, so each edition of a notebook executes here once, not once per file.
+released student version, so each edition of a notebook executes here once, not once per file:
+the teacher edition on the backend matrix's stand-in (its outputs are compared with the stored
+ones), the release on one thread of this CPU (its exercises are stubs; nothing is compared).
 
     course = autograded_once.course(tmp_path_factory, Path("notebooks/08_degradation.ipynb"))
     course / "autograded" / "student" / "08_degradation" / "08_degradation.ipynb"  # executed
@@ -24,12 +26,14 @@ NBGRADER = Path(sys.executable).parent / "nbgrader"
 STUDENTS = ("teacher", "student")  # the teacher edition, and the released version left unedited
 
 
-def nbgrader(course: Path, *args: str) -> str:
+def nbgrader(course: Path, *args: str, stand_in: bool = True) -> str:
     """Run nbgrader in ``course``, its kernels on the backend matrix's stand-in for this file
-    (the teacher edition's outputs are compared with the stored ones: tests/test_nbgrader.py);
-    its output. Fails (AssertionError) with its last words."""
-    stand_in = backend_matrix.NOTEBOOKS_IN_MAKE_TEST["tests/autograded_once.py"]
-    env = {**backend_matrix.environment(stand_in), "PATH": f"{NBGRADER.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    (the teacher edition's outputs are compared with the stored ones: tests/test_nbgrader.py),
+    or with ``stand_in=False`` as the tests themselves run (this CPU, one thread); its output.
+    Fails (AssertionError) with its last words."""
+    backend = backend_matrix.NOTEBOOKS_IN_MAKE_TEST["tests/autograded_once.py"] if stand_in else None
+    env = {**(backend_matrix.environment(backend) if backend else os.environ),
+           "PATH": f"{NBGRADER.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     result = subprocess.run([str(NBGRADER), *args], cwd=course, env=env, capture_output=True, text=True, timeout=1200)
     assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     return result.stdout + result.stderr
@@ -50,7 +54,10 @@ def _grade(course: Path, path: Path) -> None:
         target = course / "submitted" / student / assignment / path.name
         target.parent.mkdir(parents=True)
         shutil.copy(source / assignment / path.name, target)
-    nbgrader(course, "autograde", assignment, "--force")  # every submitted student in one run
+    # The teacher edition on the stand-in, whose outputs are compared; the release, whose outputs
+    # are not (its exercises are stubs), on one thread of this CPU: two threads cost twice the time.
+    nbgrader(course, "autograde", assignment, "--student", "teacher", "--force")
+    nbgrader(course, "autograde", assignment, "--student", "student", "--force", stand_in=False)
 
 
 def course(tmp_path_factory, path: Path) -> Path:
