@@ -38,7 +38,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 # How `make test` shares the work between its two xdist workers (see pytest_xdist_make_scheduler).
-RUN_ALONE = ("tests/test_browser.py", "tests/test_binder.py")  # long tests: a JupyterLab session, a fresh install
+RUN_ALONE = ("tests/test_browser.py",)  # long tests: each in a JupyterLab session of its worker
 # A notebook's nbgrader test and its student-edition test read one autograde (tests/autograded_once.py):
 # the two go to one worker as a unit, so the second finds it made; the notebooks spread over both workers.
 AUTOGRADED_TOGETHER = ("tests/test_nbgrader.py", "tests/test_student_edition.py")
@@ -64,7 +64,8 @@ def _notebook_number(name: str) -> int:
 
 def work_unit(nodeid: str) -> str:
     """The tests that must run on one worker, in order: a notebook's cells share one kernel,
-    a test file may share module fixtures. A test of a RUN_ALONE file is a unit by itself
+    a test file may share module fixtures (Binder's two slow tests share one install: on two
+    workers, one would wait for the other's). A test of a RUN_ALONE file is a unit by itself
     (a browser test starts its worker's own JupyterLab if that worker has none yet). A notebook's
     tests in AUTOGRADED_TOGETHER (their id starts with its number) are one unit."""
     path = nodeid.split("::", 1)[0]

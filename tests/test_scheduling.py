@@ -110,6 +110,15 @@ def test_slow_tests_of_later_notebooks_start_before_earlier_ones():
                                                               "test_a"]
 
 
+def test_the_tests_of_one_binder_install_share_a_worker():
+    """Both build on one install (tests/test_binder.py's binder_image): on two workers, one waits."""
+    nodeids = ["tests/test_binder.py::test_runs_under_the_memory_limit", "tests/test_binder.py::test_serves_a_student",
+               "tests/test_slopes.py::test_a", "tests/test_slopes.py::test_b"]
+    workers = run_with_two_workers(nodeids)
+    binder = [[nodeid for nodeid in worker.ran if "test_binder.py" in nodeid] for worker in workers]
+    assert sorted(map(len, binder)) == [0, 2], binder
+
+
 def test_a_notebooks_nbgrader_and_student_edition_tests_share_a_worker_and_notebooks_spread():
     """They read one autograde of the notebook (tests/autograded_once.py): the second must find it made."""
     nodeids = [f"tests/test_{kind}[{number}{suffix}]" for number in ("13", "12") for kind, suffix in
