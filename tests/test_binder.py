@@ -277,8 +277,9 @@ def _install_like_repo2docker(image: Path) -> float:
 
 @pytest.fixture(scope="session")
 def binder_image(tmp_path_factory, worker_id) -> BinderImage:
-    """One image for this file's slow tests, built once per run even when they run on two
-    xdist workers (the first builds it under a file lock, the other waits and reuses it)."""
+    """One image for this file's slow tests, built once per run: conftest.work_unit keeps them on
+    one worker, and should they run on two, the first builds it under a file lock and the
+    other waits and reuses it."""
     from filelock import FileLock
 
     shared = tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
