@@ -22,19 +22,10 @@ STAMPED := $(PYTHON) -m scripts.stamped
 # Everything `make test` needs: the course's venv, the site's npm packages and the classroom's proxy.
 install: venv npm-site npm-classroom
 
+# requirements.txt's packages, then the course's utils (editable): scripts/course_venv.py, which
+# copies a venv this machine built today from the same requirements.txt when there is one.
 venv:
-	@$(STAMPED) $(STAMP) requirements.txt pyproject.toml -- $(MAKE) --no-print-directory venv-packages
-
-# pip byte-compiles one file at a time; compileall -j 0 does it on every core (77 -> 56 s
-# here). Byte-compiling matters: with PYTHONDONTWRITEBYTECODE set (as on this machine and in
-# CI) nothing is cached later, and every kernel would compile torch again on import.
-# `|| true`: a few torch test files use Python 3.12 syntax; pip skips them the same way.
-.PHONY: venv-packages
-venv-packages:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --no-compile --disable-pip-version-check $(PIP_EXTRA) -r requirements.txt
-	$(BIN)/python -m pip install --quiet --no-compile --disable-pip-version-check --no-deps -e .
-	$(BIN)/python -m compileall -qq -j 0 $(VENV)/lib || true
+	@$(STAMPED) $(STAMP) requirements.txt pyproject.toml -- env PIP_EXTRA="$(PIP_EXTRA)" $(PYTHON) -m scripts.course_venv $(VENV)
 
 # The scripts the site serves itself (widget renderer, RequireJS, MathJax) and axe-core for its
 # test, exactly as site/package-lock.json pins them.

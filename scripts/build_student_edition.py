@@ -18,7 +18,7 @@ Everything else (prose, figures, the other cells' outputs) is kept, except that 
 Colab badges open the student edition's branch of the course's repository (``student-branch``
 in pyproject.toml's ``[tool.course]``), where a teacher publishes it. The folder also gets
 what a learner needs to run the notebooks (``utils/``, ``requirements.txt``,
-``pyproject.toml``, ``binder/``, the ``Makefile``) and a short README, so it can be zipped
+``pyproject.toml``, ``binder/``, the ``Makefile`` and the scripts its install runs) and a short README, so it can be zipped
 and handed out, or committed to a branch of its own and opened on Binder.
 """
 from __future__ import annotations
@@ -41,7 +41,9 @@ DEFAULT_OUT = ROOT / "build" / "student"
 BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
 SOLUTION, CHECK, ANSWER = "solution", "check", "answer"
 # What a learner needs beside the notebooks to run them (tests and CI stay behind).
-COURSE_FILES = ("utils", "binder", "requirements.txt", "pyproject.toml", "Makefile")
+# The Makefile's install (make lab) runs scripts/stamped.py and scripts/course_venv.py.
+COURSE_FILES = ("utils", "binder", "requirements.txt", "pyproject.toml", "Makefile",
+                "scripts/__init__.py", "scripts/stamped.py", "scripts/course_venv.py")
 NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
 
 # `from utils.exercises import block_by_hand as ex`, `import utils.exercises.block_by_hand as ex`
@@ -201,6 +203,7 @@ def build(out: Path = DEFAULT_OUT, notebooks: Path = ROOT / "notebooks", edition
         if source.is_dir():
             shutil.copytree(source, out / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
         elif source.is_file():
+            (out / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, out / name)
     (out / "README.md").write_text(STUDENT_README)
     return written

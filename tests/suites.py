@@ -46,7 +46,7 @@ SAME_EVERYWHERE = frozenset({
     "test_exercises_report.py", "test_nbgrader.py", "test_notebook_header.py", "test_notebooks_saved.py",
     "test_output_tolerance.py", "test_packaging.py", "test_scheduling.py", "test_site.py", "test_stamped.py",
     "test_student_edition.py", "test_suites.py", "test_versions.py", "test_built_once.py",
-    "test_course_repository.py", "test_grading.py", "test_parallel_grading.py", "test_pacing.py", "test_site_live.py", "test_site_reading.py",
+    "test_course_repository.py", "test_course_venv.py", "test_grading.py", "test_parallel_grading.py", "test_pacing.py", "test_site_live.py", "test_site_reading.py",
     "test_widget_renderer.py", "test_workflows.py", "test_z2jh.py",
 })
 

@@ -2,6 +2,10 @@
 notebooks: solution regions become stubs at their indentation, answer cells go, the
 outputs of solution and check cells are cleared, everything else is kept."""
 
+import re
+import subprocess
+import sys
+
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
@@ -135,6 +139,25 @@ def test_build_writes_every_notebook_and_what_a_learner_needs(tmp_path):
     assert len(student.cells) == 6
     assert (out / "utils" / "exercises" / "core.py").is_file() and (out / "requirements.txt").is_file()
     assert "raise NotImplementedError" in (out / "README.md").read_text()
+
+
+def test_the_editions_install_finds_every_script_its_makefile_runs(tmp_path):
+    """`make lab` in a handed-out edition installs with the Makefile's scripts (it once named
+    scripts/stamped.py, which the edition lacked, and stopped with "No module named 'scripts'")."""
+    source = tmp_path / "notebooks"
+    source.mkdir()
+    nbformat.write(_synthetic(), source / "07_synthetic.ipynb")
+    out = tmp_path / "student"
+    builder.build(out, source)
+    planned = subprocess.run(["make", "-n", "-C", str(out), "lab"], capture_output=True, text=True, check=True).stdout
+    modules = set(re.findall(r"-m (scripts\.\w+)", planned))
+    assert modules >= {"scripts.stamped"}, planned
+    for module in sorted(modules):
+        usage = subprocess.run([sys.executable, "-S", "-m", module], cwd=out, capture_output=True, text=True)
+        assert usage.returncode == 2 and "No module named" not in usage.stderr, f"{module}: {usage.stderr}"
+    # and the command the stamp runs, when the venv is missing
+    assert "scripts.course_venv" in (out / "Makefile").read_text()
+    assert (out / "scripts" / "course_venv.py").is_file()
 
 
 def test_build_refuses_to_write_over_the_notebooks(tmp_path):
