@@ -199,7 +199,7 @@ def student_python(state: Path, venv: Path = ROOT / ".venv") -> Path:
     users can run, without the editable install of ``utils`` that points into the repository.
     Rebuilt when .venv was reinstalled since. Returns its ``bin`` folder."""
     target = state / "python"
-    stamp_source, stamp = venv / ".installed", target / ".installed-from"
+    stamp_source, stamp = venv / ".installed-from", target / ".installed-from"  # make install's stamp
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     if stamp.is_file() and stamp_source.is_file() and stamp.read_text() == str(stamp_source.stat().st_mtime_ns):
         return target / "bin"
