@@ -13,6 +13,7 @@ the course built (tests/built_once.py keeps it, under a lock, for the whole run)
 """
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
@@ -22,43 +23,60 @@ from pathlib import Path
 from scripts import backend_matrix, build_nbgrader
 from tests import built_once
 
-NBGRADER = Path(sys.executable).parent / "nbgrader"
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent  # nbgrader, and alembic, which nbgrader runs to create its gradebook
 STUDENTS = ("teacher", "student")  # the teacher edition, and the released version left unedited
 
 
-def nbgrader(course: Path, *args: str, stand_in: bool = True) -> str:
-    """Run nbgrader in ``course``, its kernels on the backend matrix's stand-in for this file
-    (the teacher edition's outputs are compared with the stored ones: tests/test_nbgrader.py),
-    or with ``stand_in=False`` as the tests themselves run (this CPU, one thread); its output.
-    Fails (AssertionError) with its last words."""
-    backend = backend_matrix.NOTEBOOKS_IN_MAKE_TEST["tests/autograded_once.py"] if stand_in else None
-    env = {**(backend_matrix.environment(backend) if backend else os.environ),
-           "PATH": f"{NBGRADER.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    result = subprocess.run([str(NBGRADER), *args], cwd=course, env=env, capture_output=True, text=True, timeout=1200)
-    assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    return result.stdout + result.stderr
-
-
 def _grade(course: Path, path: Path) -> None:
+    """Grade ``path``'s assignment in ``course`` in one process of its own (this module's
+    main): nbgrader's converters change the working folder, and one process instead of a
+    command per step saves two imports of nbgrader (about 6 s a notebook here)."""
+    if not (BIN / "nbgrader").is_file():
+        raise AssertionError(f"nbgrader is not installed in {BIN}: pip install -r requirements.txt")
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    result = subprocess.run([sys.executable, "-m", "tests.autograded_once", str(course), str(path)], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=1800)
+    assert result.returncode == 0, f"nbgrader on {path.name} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+
+
+def grade_here(course: Path, path: Path) -> None:
     """Write the nbgrader course with ``path``'s assignment only, release it, submit the teacher
-    edition (as ``teacher``) and the release (as ``student``) and autograde both."""
-    if not NBGRADER.is_file():
-        raise AssertionError(f"nbgrader is not installed in {NBGRADER.parent}: pip install -r requirements.txt")
+    edition (as ``teacher``) and the release (as ``student``) and autograde both, with the
+    course's nbgrader_config.py, as ``nbgrader generate_assignment`` and ``nbgrader autograde``
+    would (the teacher's commands, scripts/autograde.py, run those)."""
+    from nbgrader.converters import Autograde, GenerateAssignment
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
     build_nbgrader.build(course)
     assignment = path.stem
     for other in (course / "source").iterdir():  # this notebook's assignment only
         if other.name != assignment:
             shutil.rmtree(other)
-    nbgrader(course, "generate_assignment", assignment, "--force")
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+
+    def run(converter, student: str = "", **settings) -> None:
+        folder = CourseDirectory(config=config, root=str(course), assignment_id=assignment,
+                                 **({"student_id": student} if student else {}))
+        app = converter(coursedir=folder, config=config, log=logging.getLogger("nbgrader"), force=True, **settings)
+        app.start()
+
+    run(GenerateAssignment, create_assignment=True)
     for student, source in zip(STUDENTS, (course / "source", course / "release")):
         target = course / "submitted" / student / assignment / path.name
         target.parent.mkdir(parents=True)
         shutil.copy(source / assignment / path.name, target)
-    # The teacher edition on the stand-in, whose outputs are compared; the release, whose outputs
-    # are not (its exercises are stubs), on one thread of this CPU: on this 2-core machine two threads
-    # took notebook 08 about 1.5 times as long as one with the other core busy, 4 times with it idle.
-    nbgrader(course, "autograde", assignment, "--student", "teacher", "--force")
-    nbgrader(course, "autograde", assignment, "--student", "student", "--force", stand_in=False)
+    # The teacher edition's kernel on the backend matrix's stand-in, as its outputs are compared
+    # (tests/test_nbgrader.py); the release, whose outputs are not (its exercises are stubs), on
+    # one thread of this CPU: on this 2-core machine two threads took notebook 08 about 1.5 times
+    # as long as one with the other core busy, 4 times with it idle.
+    as_run = dict(os.environ)
+    os.environ.update(backend_matrix.kernel_variables(backend_matrix.NOTEBOOKS_IN_MAKE_TEST["tests/autograded_once.py"]))
+    run(Autograde, "teacher", create_student=True)
+    os.environ.clear()
+    os.environ.update(as_run)
+    run(Autograde, "student", create_student=True)
 
 
 def course(tmp_path_factory, path: Path) -> Path:
@@ -69,3 +87,8 @@ def course(tmp_path_factory, path: Path) -> Path:
 def autograded(course_folder: Path, path: Path, student: str) -> Path:
     """The notebook nbgrader executed for ``student`` (one of STUDENTS), with its outputs."""
     return course_folder / "autograded" / student / path.stem / path.name
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.WARNING, format="[%(levelname)s] %(message)s")
+    grade_here(Path(sys.argv[1]), Path(sys.argv[2]))
