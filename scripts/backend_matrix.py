@@ -28,12 +28,14 @@ stand-in runs both the notebooks and the numeric tests.
 
 It runs only what another backend can change (tests/suites.py); the browser, site,
 packaging, classroom, student-edition and text tests give the same result on every CPU and
-run once, in `make test`. Prints a table of results and times; exits 1 if any run failed
-(pytest collecting no test is a failure too).
+run once, in `make test`. The stand-ins run at once, sharing the CPUs (workers_each). Prints a
+table of results and times; exits 1 if any run failed (pytest collecting no test is a failure too).
 """
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import math
 import os
 import subprocess
 import sys
@@ -42,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests import suites
-from utils.threads import LIBRARY_VARIABLES
+from utils.threads import LIBRARY_VARIABLES, cpu_share
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "OPENBLAS_CORETYPE")
@@ -103,11 +105,22 @@ def backends() -> list[Backend]:
     return list(NOTEBOOKS_IN_MAKE_TEST.values())
 
 
-def command() -> list[str]:
+def command(workers: int = 2) -> list[str]:
     """The test command every stand-in runs (the version environments run it too), before the
-    paths to run."""
-    return [sys.executable, "-m", "pytest", "-n", "2", "--nbval", "-p", "no:cacheprovider", "-q",
+    paths to run: pytest with ``workers`` xdist workers (0: in its own process)."""
+    return [sys.executable, "-m", "pytest", "-n", str(workers), "--nbval", "-p", "no:cacheprovider", "-q",
             "-m", "not slow and not browser"]
+
+
+def workers_each(runs: int, cpus: float | None = None) -> int:
+    """xdist workers for each of ``runs`` pytest runs started at once on ``cpus`` (default: the
+    CPUs this process may use): the CPUs shared out, and none (0) where that leaves fewer than
+    two. The backend matrix's three runs of the numeric tests, at once in one process each, took
+    90 s here where one after another on two workers each took 114 s: every worker imports
+    torch and collects every test, and each run's end left a core idle. (Not for notebooks on
+    two threads: the version environments at once ran scalar-2's kernels many times slower.)"""
+    share = math.floor(cpu_share() if cpus is None else cpus) // max(1, runs)
+    return share if share >= 2 else 0
 
 
 def paths(backend: Backend) -> list[str]:
@@ -165,18 +178,29 @@ def main(argv=None) -> int:
     if unknown:
         parser.error(f"unknown backend(s) {sorted(unknown)}; choose from {names}")
     chosen = [b for b in matrix if b.name in (args.names or default)]
-    rows, failed = [], False
+    workers = workers_each(len(chosen))
+
+    def run(backend: Backend) -> tuple[subprocess.CompletedProcess, float]:
+        start = time.perf_counter()
+        result = subprocess.run(command(workers) + (args.only or paths(backend)), cwd=ROOT, env=environment(backend),
+                                text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        return result, time.perf_counter() - start
+
     for backend in chosen:
         settings = " ".join(f"{k}={v}" for k, v in backend.variables.items())
-        print(f"\n== backend {backend.name}: {settings} ({backend.stands_in_for})", flush=True)
-        start = time.perf_counter()
-        result = subprocess.run(command() + (args.only or paths(backend)), cwd=ROOT, env=environment(backend), text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        seconds = time.perf_counter() - start
-        print(result.stdout[-6000:] if result.returncode else closing_line(result.stdout), flush=True)
-        failed |= result.returncode != 0
-        rows.append((backend.name, settings, outcome(result.returncode),
-                     f"{seconds:.0f} s", closing_line(result.stdout)))
+        print(f"== backend {backend.name}: {settings} ({backend.stands_in_for})", flush=True)
+    print(f"{len(chosen)} at once, each pytest with {workers or 'no'} xdist workers", flush=True)
+    rows, failed = [], False
+    with concurrent.futures.ThreadPoolExecutor(len(chosen)) as pool:
+        runs = {pool.submit(run, backend): backend for backend in chosen}
+        for done in concurrent.futures.as_completed(runs):
+            backend, (result, seconds) = runs[done], done.result()
+            print(f"\n== backend {backend.name}: " + (result.stdout[-6000:] if result.returncode
+                                                     else closing_line(result.stdout)), flush=True)
+            failed |= result.returncode != 0
+            rows.append((backend.name, " ".join(f"{k}={v}" for k, v in backend.variables.items()),
+                         outcome(result.returncode), f"{seconds:.0f} s", closing_line(result.stdout)))
+    rows.sort(key=lambda row: [b.name for b in chosen].index(row[0]))
     print("\nBackend matrix (numeric unit tests; nbval too on a stand-in whose notebooks no other run checks;"
           " against the same stored outputs):")
     for row in rows:

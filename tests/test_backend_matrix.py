@@ -71,6 +71,8 @@ def test_environment_replaces_stray_settings_and_keeps_idle_threads_asleep(monke
 def test_the_command_is_shared_with_the_version_environments():
     command = backend_matrix.command()
     assert command[command.index("-n") + 1] == "2" and "--nbval" in command
+    alone = backend_matrix.command(0)
+    assert alone[alone.index("-n") + 1] == "0"
     assert command[-2:] == ["-m", "not slow and not browser"]
     assert backend_matrix.closing_line("x\n== 3 passed in 1.0s ==\n") == "3 passed in 1.0s"
 
@@ -85,3 +87,8 @@ def test_a_run_that_collected_no_tests_fails_and_says_so():
     assert backend_matrix.outcome(0) == "pass"
     assert backend_matrix.outcome(backend_matrix.NO_TESTS) == "FAIL: pytest collected no tests"
     assert backend_matrix.outcome(1) == "FAIL (exit 1)"
+
+
+@pytest.mark.parametrize("runs, cpus, workers", [(1, 2, 2), (3, 2, 0), (2, 2, 0), (1, 1, 0), (3, 8, 2), (2, 8.5, 4)])
+def test_runs_started_at_once_share_the_cpus_and_one_process_each_below_two(runs, cpus, workers):
+    assert backend_matrix.workers_each(runs, cpus=cpus) == workers
