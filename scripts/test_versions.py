@@ -23,8 +23,8 @@ test tools (pytest, nbval, nbclient, ...) keep their pins except in ``newest``. 
 environment's kernels run as one of the backend matrix's stand-ins
 (backend_matrix.IN_VERSION_ENVIRONMENTS: AVX2 kernels with one thread, scalar kernels with
 two, this CPU's with one), and that stand-in's notebooks are checked nowhere else, so every
-environment runs every time. Then ``pytest -n 2 --nbval -m "not slow and not browser"``
-runs in each over what another library version can change (tests/suites.py: every notebook
+environment runs every time. Then ``pytest --nbval -m "not slow and not browser"`` runs in
+each (the two on one thread at once, then ``oldest``: ``batches``) over what another library version can change (tests/suites.py: every notebook
 re-run from a fresh kernel and compared with its stored outputs, the numeric unit tests, and
 the tests of widgets, plotting, validation and the environment check), after a check that
 the notebook kernel really runs inside the environment. A summary table ends the run; the
@@ -33,6 +33,7 @@ exit status is 1 if any environment failed. Logs: build/versions/<name>.log in t
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import datetime
 import fcntl
 import json
@@ -224,7 +225,9 @@ def kernel_versions(environment: Environment, log) -> dict | None:
     return versions
 
 
-def run(environment: Environment, python: str, reuse: bool, extra: list[str]) -> dict:
+def run(environment: Environment, python: str, reuse: bool, extra: list[str], workers: int = 2) -> dict:
+    """Build (or reuse) the environment and run its tests on ``workers`` xdist workers (0: in
+    one process); its result for the summary."""
     LOGS.mkdir(parents=True, exist_ok=True)
     CACHE.mkdir(parents=True, exist_ok=True)
     log_path = LOGS / f"{environment.name}.log"
@@ -246,7 +249,7 @@ def run(environment: Environment, python: str, reuse: bool, extra: list[str]) ->
         started = time.perf_counter()
         backend = backend_matrix.IN_VERSION_ENVIRONMENTS[environment.name]
         log.write(f"\nnumeric backend: {backend.name} ({backend.stands_in_for})\n")
-        code = run_logged([str(venv / "bin" / "python"), *command()[1:], *paths(), *extra],
+        code = run_logged([str(venv / "bin" / "python"), *command(workers)[1:], *paths(), *extra],
                           log, env=isolated_env(venv, backend))
         result["test_seconds"] = time.perf_counter() - started
     said = closing_line(log_path.read_text())
@@ -269,6 +272,17 @@ def summary(results: dict[str, dict]) -> str:
                      for row in [headers, *rows])
 
 
+def batches(names: list[str]) -> list[list[str]]:
+    """The environments in the order they run: those whose stand-in computes on one thread
+    together, sharing the CPUs (two of them here took 233 s at once, 265-281 s one after the
+    other), then each other one alone on every CPU. A kernel on two threads beside two other
+    busy processes runs many times slower: with all three at once, oldest's notebooks had
+    reached 4 % when the other two were at 77 %."""
+    alone = [name for name in names if backend_matrix.IN_VERSION_ENVIRONMENTS[name].threads > 1]
+    together = [name for name in names if name not in alone]
+    return ([together] if together else []) + [[name] for name in alone]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("envs", nargs="*", help="environments to run (default: all)")
@@ -283,12 +297,18 @@ def main(argv=None) -> int:
     if unknown:
         parser.error(f"unknown environment(s) {unknown}; known: {list(known)}")
     results = {}
-    for name in args.envs or list(known):
-        environment = known[name]
-        print(f"[{name}] {environment.purpose}: installing and testing (log: build/versions/{name}.log)", flush=True)
-        results[name] = run(environment, args.python, not args.rebuild, args.pytest.split())
-        print(f"[{name}] {results[name]['outcome']}", flush=True)
-    print("\n" + summary(results))
+    for batch in batches(args.envs or list(known)):
+        workers = backend_matrix.workers_each(len(batch))
+        for name in batch:
+            print(f"[{name}] {known[name].purpose}: installing and testing (log: build/versions/{name}.log"
+                  + (f"; at once with {', '.join(n for n in batch if n != name)})" if len(batch) > 1 else ")"), flush=True)
+        with concurrent.futures.ThreadPoolExecutor(len(batch)) as pool:
+            runs = {pool.submit(run, known[name], args.python, not args.rebuild, args.pytest.split(), workers): name
+                    for name in batch}
+            for done in concurrent.futures.as_completed(runs):
+                results[runs[done]] = done.result()
+                print(f"[{runs[done]}] {results[runs[done]]['outcome']}", flush=True)
+    print("\n" + summary({name: results[name] for name in args.envs or list(known)}))
     return 0 if all(result["ok"] for result in results.values()) else 1
 
 

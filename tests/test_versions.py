@@ -5,6 +5,7 @@ import sys
 import pytest
 from packaging.version import Version
 
+from scripts import backend_matrix
 from scripts import test_versions as versions
 
 
@@ -91,3 +92,11 @@ def test_a_venv_is_kept_only_when_built_from_the_same_pins_and_newest_only_on_it
 def test_the_environments_live_outside_the_clone():
     """A fresh clone finds the venvs an earlier clone built (and its logs stay in its build/)."""
     assert versions.ROOT not in versions.CACHE.parents and versions.LOGS.parent == versions.ROOT / "build"
+
+
+def test_the_environments_on_one_thread_run_together_and_a_two_thread_one_alone():
+    assert versions.batches(["ipywidgets7", "oldest", "newest"]) == [["ipywidgets7", "newest"], ["oldest"]]
+    assert versions.batches(["oldest"]) == [["oldest"]]
+    assert versions.batches(["newest", "ipywidgets7"]) == [["newest", "ipywidgets7"]]
+    # which is which follows the stand-ins: oldest is the one on two threads
+    assert [name for name, backend in backend_matrix.IN_VERSION_ENVIRONMENTS.items() if backend.threads > 1] == ["oldest"]
