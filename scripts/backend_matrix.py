@@ -186,9 +186,9 @@ def main(argv=None) -> int:
                                 text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         return result, time.perf_counter() - start
 
+    settings = {backend: " ".join(f"{k}={v}" for k, v in backend.variables.items()) for backend in chosen}
     for backend in chosen:
-        settings = " ".join(f"{k}={v}" for k, v in backend.variables.items())
-        print(f"== backend {backend.name}: {settings} ({backend.stands_in_for})", flush=True)
+        print(f"== backend {backend.name}: {settings[backend]} ({backend.stands_in_for})", flush=True)
     print(f"{len(chosen)} at once, each pytest with {workers or 'no'} xdist workers", flush=True)
     rows, failed = [], False
     with concurrent.futures.ThreadPoolExecutor(len(chosen)) as pool:
@@ -198,8 +198,8 @@ def main(argv=None) -> int:
             print(f"\n== backend {backend.name}: " + (result.stdout[-6000:] if result.returncode
                                                      else closing_line(result.stdout)), flush=True)
             failed |= result.returncode != 0
-            rows.append((backend.name, " ".join(f"{k}={v}" for k, v in backend.variables.items()),
-                         outcome(result.returncode), f"{seconds:.0f} s", closing_line(result.stdout)))
+            rows.append((backend.name, settings[backend], outcome(result.returncode), f"{seconds:.0f} s",
+                         closing_line(result.stdout)))
     rows.sort(key=lambda row: [b.name for b in chosen].index(row[0]))
     print("\nBackend matrix (numeric unit tests; nbval too on a stand-in whose notebooks no other run checks;"
           " against the same stored outputs):")

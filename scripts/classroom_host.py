@@ -39,6 +39,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from scripts import course_venv
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_STATE = Path("/var/lib/residual-course-classroom")
 STUDENTS_GROUP = "residual-course"
@@ -214,13 +216,12 @@ def student_python(state: Path, venv: Path = ROOT / ".venv") -> Path:
     for data in ("etc", "share"):  # Jupyter's extensions (nbgitpuller's among them), kernels and JupyterLab
         if (venv / data).is_dir():
             shutil.copytree(venv / data, staging / data, dirs_exist_ok=True, symlinks=True, copy_function=_link_or_copy)
-    for script in (venv / "bin").iterdir():  # console scripts: their first line names the venv's python
-        if script.is_file() and not script.is_symlink() and not (staging / "bin" / script.name).exists():
-            text = script.read_bytes()
-            if text.startswith(b"#!" + str(venv / "bin" / "python").encode()):
-                text = b"#!" + str(target / "bin" / "python").encode() + text[text.index(b"\n"):]
-                (staging / "bin" / script.name).write_bytes(text)
-                (staging / "bin" / script.name).chmod(0o755)
+    shebang = b"#!" + str(venv / "bin" / "python").encode()
+    for script in (venv / "bin").iterdir():  # console scripts, then pointed at the students' python
+        if (script.is_file() and not script.is_symlink() and not (staging / "bin" / script.name).exists()
+                and script.read_bytes().startswith(shebang)):
+            shutil.copy2(script, staging / "bin" / script.name)
+    course_venv.relocate(staging, venv, target)
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
     stamp.write_text(str(stamp_source.stat().st_mtime_ns) if stamp_source.is_file() else "")

@@ -31,7 +31,7 @@ STUDENTS = ("teacher", "student")  # the teacher edition, and the released versi
 def _grade(course: Path, path: Path) -> None:
     """Grade ``path``'s assignment in ``course`` in one process of its own (this module's
     main): nbgrader's converters change the working folder, and one process instead of a
-    command per step saves two imports of nbgrader (about 6 s a notebook here)."""
+    command per step saves two imports of nbgrader (7-9 s a notebook here)."""
     if not (BIN / "nbgrader").is_file():
         raise AssertionError(f"nbgrader is not installed in {BIN}: pip install -r requirements.txt")
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
@@ -72,10 +72,13 @@ def grade_here(course: Path, path: Path) -> None:
     # one thread of this CPU: on this 2-core machine two threads took notebook 08 about 1.5 times
     # as long as one with the other core busy, 4 times with it idle.
     as_run = dict(os.environ)
-    os.environ.update(backend_matrix.kernel_variables(backend_matrix.NOTEBOOKS_IN_MAKE_TEST["tests/autograded_once.py"]))
-    run(Autograde, "teacher", create_student=True)
-    os.environ.clear()
-    os.environ.update(as_run)
+    os.environ.clear()  # the kernel starts with this process's environment: the stand-in's, with no stray variables
+    os.environ.update(backend_matrix.environment(backend_matrix.NOTEBOOKS_IN_MAKE_TEST["tests/autograded_once.py"]))
+    try:
+        run(Autograde, "teacher", create_student=True)
+    finally:
+        os.environ.clear()
+        os.environ.update(as_run)
     run(Autograde, "student", create_student=True)
 
 
