@@ -143,6 +143,15 @@ def test_training_matches_torch_sgd_bit_for_bit(data, momentum):
     assert all(torch.equal(a, b) for a, b in zip(ours.parameters(), reference.parameters()))
 
 
+def test_a_parameter_outside_the_loss_is_left_as_it_is(data):
+    model = nn.Sequential(nn.Linear(64, 10))
+    model.unused = nn.Parameter(torch.ones(3))  # takes no part in the forward pass: it never gets a gradient
+    before = model[0].weight.detach().clone()
+    train(model, data.x_train, data.y_train, steps=3, seed=0)
+    assert torch.equal(model.unused, torch.ones(3)) and model.unused.grad is None
+    assert not torch.equal(model[0].weight, before)
+
+
 def test_warmup_rises_linearly_then_holds():
     assert [warmup_lr(step, 0.001, 4) for step in (1, 2, 3, 4, 5, 100)] == pytest.approx(
         [0.00025, 0.0005, 0.00075, 0.001, 0.001, 0.001])
