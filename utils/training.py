@@ -53,6 +53,7 @@ def _sgd_step(parameters: list, buffers: list, lr: float, momentum: float) -> No
     stepped = [i for i, parameter in enumerate(parameters) if parameter.grad is not None]
     if not stepped:
         return
+    updates = [parameters[i].grad for i in stepped]
     if momentum != 0:
         running = [i for i in stepped if buffers[i] is not None]
         if running:
@@ -61,8 +62,8 @@ def _sgd_step(parameters: list, buffers: list, lr: float, momentum: float) -> No
         for i in stepped:
             if buffers[i] is None:
                 buffers[i] = parameters[i].grad.clone()
-    steps = [buffers[i] if momentum != 0 else parameters[i].grad for i in stepped]
-    torch._foreach_add_([parameters[i] for i in stepped], steps, alpha=-lr)
+        updates = [buffers[i] for i in stepped]
+    torch._foreach_add_([parameters[i] for i in stepped], updates, alpha=-lr)
 
 
 def _adam_run(model: nn.Module, loss_at, steps: int, lr: float) -> list[float]:
