@@ -28,8 +28,9 @@ STATE = state_folder()  # CLASSROOM_STATE, by default /var/lib/residual-course-c
 HUB_FILES = STATE / "hub"  # the database, cookie secret and PID file: root's only
 EDITION = STATE / "student-edition.git"
 PYTHON_BIN = STATE / "python" / "bin"  # the course's environment, readable by students (classroom_host)
-# The student edition's git repository and branch: `make classroom` publishes one locally; for
-# a term, push build/student/ to a branch of your fork and set CLASSROOM_REPO to its https URL.
+# The student edition's git repository and branch: `make classroom` publishes one locally; to
+# serve it from GitHub, push that repository (not build/student/, which has no grade cells) to a
+# branch of your fork after each publish and set CLASSROOM_REPO and CLASSROOM_BRANCH to them.
 REPO = os.environ.get("CLASSROOM_REPO", str(EDITION))
 BRANCH = os.environ.get("CLASSROOM_BRANCH", "main")
 FOLDER = os.environ.get("CLASSROOM_FOLDER", "residual-course")  # the folder in each student's home

@@ -13,7 +13,7 @@ Otherwise each submitted notebook is one job, ``nbgrader autograde ASSIGNMENT --
 --force`` (nbgrader needs the course's ``make nbgrader`` done first: it restores the locked
 cells from its gradebook), and ``--workers`` jobs run at once (default: the CPUs this machine
 gives, ``utils.threads.cpu_share``; each kernel uses one thread). A line says which notebook
-starts ("autograding 17/390: alice, 05_slopes_multiply"). A job that fails is named with
+starts ("autograding 17/390: alice, 05_flexible_block"). A job that fails is named with
 nbgrader's last words once the others are done, and the command exits non-zero; the other
 notebooks' grades stay in the gradebook. A job per notebook starts nbgrader each time (about
 2 CPU-seconds, benchmarks/grading.py): the price of keeping both cores busy to the end and of

@@ -8,7 +8,7 @@
 Runs nbgrader's ``generate_feedback`` for every assignment that has autograded notebooks,
 with the course's page (classroom/feedback_page: lines wrap, MathJax 3 from a copy beside the
 pages) and :class:`ScoreSummary`, which opens each page with the code exercises' score and the
-written answers' apart: "Code exercises: 9 / 9 · Written answers: awaiting grading (6
+written answers' apart: "Code exercises: 2 / 2 · Written answers: awaiting grading (8
 points)", so right code never reads as a low grade while the homework waits for the teacher.
 Each student's folder ``feedback/STUDENT/`` gets its own copy of MathJax (2.3 MB) under
 ``mathjax/``, so the folder can be handed back whole.

@@ -14,7 +14,7 @@ loses, silently, a change next to their edits; scripts/update_report.py finds wh
 fix). The notebooks carry nbgrader's metadata (:func:`build_hub_edition`), and each commit's
 message names the notebooks and cells that changed (:func:`publish_message`). ``make
 publish`` runs it with the course's Python. To publish on GitHub instead, push this
-repository's branch to your fork and point CLASSROOM_REPO at it.
+repository's branch to your fork and point CLASSROOM_REPO and CLASSROOM_BRANCH at it.
 """
 from __future__ import annotations
 

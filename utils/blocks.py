@@ -133,7 +133,7 @@ class LayerNormPlainBlock(_LayerNormLayers):
 
 
 class ReZeroBlock(nn.Module):
-    """ReZero as Bachlechner et al. (2020) publish it: y = x + alpha * F(x), the course's branch
+    """ReZero as Bachlechner et al. (2021) publish it: y = x + alpha * F(x), the course's branch
     F, alpha learnable from 0, **no LayerNorm**. Notebook 11's recipes set ``relu=True`` (ReLU,
     d hidden), a fixed ``multiplier`` s in y = x + alpha * s * F(x), alpha's start or ``None``."""
 
