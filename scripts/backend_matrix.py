@@ -20,11 +20,12 @@ stored outputs as nbval compares them (tests/output_tolerance.py):
   (tests/test_site_live.py), JupyterLab (tests/test_browser.py) and nbgrader's autograde of
   the teacher edition (tests/autograded_once.py);
 - three in the version environments (IN_VERSION_ENVIRONMENTS, scripts/test_versions.py),
-  whose nbval run and numeric unit tests use that stand-in: another library version and
-  another CPU in one pass, where two passes checked them apart.
+  whose nbval run uses that stand-in: another library version and another CPU in one pass,
+  where two passes checked them apart.
 `make test` runs the numeric unit tests on this CPU with one thread; this script runs them
-on make test's three stand-ins. So no pass over the notebooks is made twice, and every
-stand-in runs both the notebooks and the numeric tests.
+on make test's three stand-ins: every kernel set, with one thread and with two. So no pass
+over the notebooks is made twice, every stand-in runs every notebook, and four of the six
+run the numeric unit tests too.
 
 It runs only what another backend can change (tests/suites.py); the browser, site,
 packaging, classroom, student-edition and text tests give the same result on every CPU and

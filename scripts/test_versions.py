@@ -25,8 +25,8 @@ environment's kernels run as one of the backend matrix's stand-ins
 two, this CPU's with one), and that stand-in's notebooks are checked nowhere else, so every
 environment runs every time. Then ``pytest --nbval -m "not slow and not browser"`` runs in
 each (the two on one thread at once, then ``oldest``: ``batches``) over what another library version can change (tests/suites.py: every notebook
-re-run from a fresh kernel and compared with its stored outputs, the numeric unit tests, and
-the tests of widgets, plotting, validation and the environment check), after a check that
+re-run from a fresh kernel and compared with its stored outputs, and the tests of widgets,
+plotting, validation and the environment check), after a check that
 the notebook kernel really runs inside the environment. A summary table ends the run; the
 exit status is 1 if any environment failed. Logs: build/versions/<name>.log in the clone.
 """

@@ -6,9 +6,9 @@ versions, and every notebook in three front ends on three other stand-in CPUs
 change, the unit tests that compute numbers (NUMBERS), on those three; on request every
 notebook under nbval too. The
 version environments (scripts/test_versions.py) repeat what another version of numpy,
-matplotlib, scikit-learn, ipywidgets, ipykernel, IPython or tqdm can change: every notebook,
-the numeric tests (the same functions call those libraries), and the tests of widgets,
-plotting, validation and the environment check (LIBRARIES). The rest (SAME_EVERYWHERE) checks
+matplotlib, scikit-learn, ipywidgets, ipykernel, IPython or tqdm can change: every notebook
+(which calls the numeric functions on real inputs), and the tests of widgets, plotting,
+validation and the environment check (LIBRARIES). The rest (SAME_EVERYWHERE) checks
 text, structure and tooling: the site, the browser, packaging, Binder, the classroom, the
 student edition, grading, the test machinery itself. Their outcome is the same on every CPU
 and library version, or they need what only requirements.txt installs.
@@ -76,5 +76,5 @@ def backend_run() -> list[str]:
 
 
 def version_run() -> list[str]:
-    """The paths each version environment gives pytest: the backend matrix's and LIBRARIES."""
-    return [NOTEBOOKS, *(f"tests/{name}" for name in unit_test_files() if _numeric(name) or name in LIBRARIES)]
+    """The paths each version environment gives pytest: every notebook and LIBRARIES."""
+    return [NOTEBOOKS, *(f"tests/{name}" for name in unit_test_files() if name in LIBRARIES)]

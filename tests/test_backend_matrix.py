@@ -15,11 +15,13 @@ def test_every_kernel_set_runs_with_one_and_two_threads():
 
 def test_every_stand_ins_notebooks_are_checked_by_exactly_one_run():
     """Three in make test, three in the version environments, none twice; this script runs the
-    numeric unit tests of make test's three (the version environments run their own)."""
+    numeric unit tests of make test's three: every kernel set, with one thread and with two."""
     in_make_test = list(backend_matrix.NOTEBOOKS_IN_MAKE_TEST.values())
     in_versions = list(backend_matrix.IN_VERSION_ENVIRONMENTS.values())
     assert sorted(in_make_test + in_versions, key=str) == sorted(backend_matrix.stand_ins(), key=str)
     assert backend_matrix.backends() == in_make_test
+    assert {b.kernels for b in in_make_test} == set(backend_matrix.KERNELS)
+    assert {b.threads for b in in_make_test} == {1, 2}
     assert set(backend_matrix.IN_VERSION_ENVIRONMENTS) == set(test_versions.environments(
         test_versions.read_pins(), test_versions.supported_ranges(), {}))
 

@@ -32,9 +32,11 @@ def test_a_stand_in_whose_notebooks_make_test_runs_gets_only_the_numeric_tests()
         assert backend_matrix.paths(backend) == suites.backend_run()[1:]
 
 
-def test_the_version_environments_add_widgets_plotting_and_the_environment_check():
+def test_the_version_environments_run_every_notebook_and_the_library_tests_only():
     paths = suites.version_run()
-    assert set(suites.backend_run()) < set(paths)
+    assert paths[0] == "notebooks"
     assert {"tests/test_widgets.py", "tests/test_plotting.py", "tests/test_environment.py"} <= set(paths)
+    assert set(paths[1:]) == {f"tests/{name}" for name in suites.LIBRARIES}
+    assert "tests/test_blocks.py" not in paths and "tests/test_exercises_core.py" not in paths
     assert "tests/test_site.py" not in paths and "tests/test_binder.py" not in paths
     assert test_versions.paths() == paths
