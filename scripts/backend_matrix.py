@@ -21,7 +21,10 @@ stored outputs as nbval compares them (tests/output_tolerance.py):
   the teacher edition (tests/autograded_once.py);
 - three in the version environments (IN_VERSION_ENVIRONMENTS, scripts/test_versions.py),
   whose nbval run uses that stand-in: another library version and another CPU in one pass,
-  where two passes checked them apart.
+  where two passes checked them apart. ``newest`` runs only when PyPI has something the
+  course loads newer than requirements.txt; its stand-in, this CPU's kernels on one thread,
+  is also that of make test's nbgrader run of the released notebooks (RELEASE_IN_MAKE_TEST),
+  compared outside the exercises, so every run checks it.
 `make test` runs the numeric unit tests on this CPU with one thread; this script runs them
 on make test's three stand-ins: every kernel set, with one thread and with two. So no pass
 over the notebooks is made twice, every stand-in runs every notebook, and four of the six
@@ -92,6 +95,9 @@ NOTEBOOKS_IN_MAKE_TEST = {
     "tests/test_browser.py": Backend("native", 2),
     "tests/autograded_once.py": Backend("avx2", 2),
 }
+# The stand-in of make test's nbgrader run of the released notebooks (tests/autograded_once.py),
+# compared with the stored outputs outside the exercises: the stored outputs' own, on this CPU.
+RELEASE_IN_MAKE_TEST = Backend("native", 1)
 # Stand-ins a version environment runs (scripts/test_versions.py), by environment: see above.
 IN_VERSION_ENVIRONMENTS = {
     "ipywidgets7": Backend("avx2", 1),

@@ -2,8 +2,8 @@
 test files that read it: nbgrader's scores (tests/test_nbgrader.py) and the student edition's
 run (tests/test_student_edition.py). nbgrader's autograde executes the teacher edition and the
 released student version, so each edition of a notebook executes here once, not once per file:
-the teacher edition on the backend matrix's stand-in (its outputs are compared with the stored
-ones), the release on one thread of this CPU (its exercises are stubs; nothing is compared).
+each on a stand-in of the backend matrix, and both compared with the stored outputs: the
+teacher edition whole, the release (whose exercises are stubs) outside its exercises.
 
     course = autograded_once.course(tmp_path_factory, Path("notebooks/08_degradation.ipynb"))
     course / "autograded" / "student" / "08_degradation" / "08_degradation.ipynb"  # executed
@@ -67,19 +67,25 @@ def grade_here(course: Path, path: Path) -> None:
         target = course / "submitted" / student / assignment / path.name
         target.parent.mkdir(parents=True)
         shutil.copy(source / assignment / path.name, target)
-    # The teacher edition's kernel on the backend matrix's stand-in, as its outputs are compared
-    # (tests/test_nbgrader.py); the release, whose outputs are not (its exercises are stubs), on
-    # one thread of this CPU: on this 2-core machine two threads took notebook 08 about 1.5 times
-    # as long as one with the other core busy, 4 times with it idle.
+    # Each edition's kernel on its stand-in (scripts/backend_matrix.py), as both runs are compared
+    # with the stored outputs (tests/test_nbgrader.py): the teacher edition on two threads, the
+    # release (every cell but its exercises) on one thread of this CPU.
+    on_stand_in(lambda: run(Autograde, "teacher", create_student=True),
+                backend_matrix.NOTEBOOKS_IN_MAKE_TEST["tests/autograded_once.py"])
+    on_stand_in(lambda: run(Autograde, "student", create_student=True), backend_matrix.RELEASE_IN_MAKE_TEST)
+
+
+def on_stand_in(call, backend) -> None:
+    """``call()`` with this process's environment set to ``backend``'s (a kernel it starts
+    inherits it, with no stray variables), then restored."""
     as_run = dict(os.environ)
-    os.environ.clear()  # the kernel starts with this process's environment: the stand-in's, with no stray variables
-    os.environ.update(backend_matrix.environment(backend_matrix.NOTEBOOKS_IN_MAKE_TEST["tests/autograded_once.py"]))
+    os.environ.clear()
+    os.environ.update(backend_matrix.environment(backend))
     try:
-        run(Autograde, "teacher", create_student=True)
+        call()
     finally:
         os.environ.clear()
         os.environ.update(as_run)
-    run(Autograde, "student", create_student=True)
 
 
 def course(tmp_path_factory, path: Path) -> Path:

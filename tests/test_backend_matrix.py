@@ -13,15 +13,18 @@ def test_every_kernel_set_runs_with_one_and_two_threads():
     assert len(combinations) == len(backend_matrix.stand_ins())  # no combination twice
 
 
-def test_every_stand_ins_notebooks_are_checked_by_exactly_one_run():
-    """Three in make test, three in the version environments, none twice; this script runs the
-    numeric unit tests of make test's three: every kernel set, with one thread and with two."""
-    in_make_test = list(backend_matrix.NOTEBOOKS_IN_MAKE_TEST.values())
-    in_versions = list(backend_matrix.IN_VERSION_ENVIRONMENTS.values())
+def test_every_stand_ins_notebooks_are_checked_by_exactly_one_run_of_every_ci_run():
+    """Four in make test (three front ends and nbgrader's run of the release) and two version
+    environments, none twice; ``newest``, which runs only when PyPI has something newer than
+    requirements.txt, repeats the release's. This script runs the numeric unit tests of make
+    test's three front ends: every kernel set, with one thread and with two."""
+    in_make_test = [*backend_matrix.NOTEBOOKS_IN_MAKE_TEST.values(), backend_matrix.RELEASE_IN_MAKE_TEST]
+    in_versions = [backend for name, backend in backend_matrix.IN_VERSION_ENVIRONMENTS.items() if name != "newest"]
     assert sorted(in_make_test + in_versions, key=str) == sorted(backend_matrix.stand_ins(), key=str)
-    assert backend_matrix.backends() == in_make_test
-    assert {b.kernels for b in in_make_test} == set(backend_matrix.KERNELS)
-    assert {b.threads for b in in_make_test} == {1, 2}
+    assert backend_matrix.IN_VERSION_ENVIRONMENTS["newest"] == backend_matrix.RELEASE_IN_MAKE_TEST
+    front_ends = list(backend_matrix.NOTEBOOKS_IN_MAKE_TEST.values())
+    assert backend_matrix.backends() == front_ends
+    assert {b.kernels for b in front_ends} == set(backend_matrix.KERNELS) and {b.threads for b in front_ends} == {1, 2}
     assert set(backend_matrix.IN_VERSION_ENVIRONMENTS) == set(test_versions.environments(
         test_versions.read_pins(), test_versions.supported_ranges(), {}))
 

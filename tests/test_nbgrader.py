@@ -1,10 +1,10 @@
 """make nbgrader: the nbgrader course written from the teacher edition. Fast: its cells carry
 the right nbgrader metadata and a check becomes an assertion on the verdict. Slow, for every
 notebook: nbgrader's generate_assignment accepts it, and autograde gives the teacher edition
-full marks on the code exercises and the released (unedited student) version zero, and its
-run of the teacher edition prints every stored output again (each notebook autograded once
-per run by tests/autograded_once.py, whose student run tests/test_student_edition.py reads
-too)."""
+full marks on the code exercises and the released (unedited student) version zero; its run of
+the teacher edition prints every stored output again, and its run of the release every one
+outside the exercises (each notebook autograded once per run by tests/autograded_once.py,
+whose student run tests/test_student_edition.py reads too)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from scripts import build_nbgrader
+from scripts import backend_matrix, build_nbgrader, build_student_edition
 from utils.exercises import grading
 from tests import autograded_once, output_tolerance
 
@@ -114,6 +114,31 @@ def test_the_teacher_edition_under_autograde_prints_the_stored_outputs(tmp_path_
     stored = [_as_graded(cell) for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "code"]
     differences = output_tolerance.run_differences(stored, [cell.outputs for cell in graded.cells if cell.cell_type == "code"])
     assert not differences, f"{path.name} under nbgrader's autograde: outputs differ from the stored ones:\n" + "\n".join(differences)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS[1:], ids=[p.name[:2] for p in NOTEBOOKS[1:]])
+def test_the_release_under_autograde_prints_the_stored_outputs_outside_the_exercises(tmp_path_factory, path):
+    """nbgrader's run of the released notebook, whose exercises are stubs, on its stand-in
+    (backend_matrix.RELEASE_IN_MAKE_TEST): every other code cell prints what the stored one does."""
+    course = autograded_once.course(tmp_path_factory, path)
+    ran = nbformat.read(autograded_once.autograded(course, path, "student"), as_version=4)
+    stored = [_outside_the_exercises(cell) for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "code"]
+    differences = output_tolerance.run_differences(stored, [cell.outputs for cell in ran.cells if cell.cell_type == "code"])
+    assert not differences, (f"{path.name}'s release under nbgrader's autograde, on {backend_matrix.RELEASE_IN_MAKE_TEST.name}: "
+                             "outputs differ from the stored ones:\n" + "\n".join(differences))
+
+
+def test_a_release_is_compared_outside_the_exercises_only():
+    cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": [tag]}) for tag in ("solution", "check", "setup")]
+    assert [output_tolerance.compared(_outside_the_exercises(cell)) for cell in cells] == [False, False, True]
+
+
+def _outside_the_exercises(cell):
+    """A stored code cell, left out of the comparison if it is an exercise's (its solution or check)."""
+    if {build_student_edition.SOLUTION, build_student_edition.CHECK} & set(cell.metadata.get("tags", [])):
+        cell.metadata["tags"] = [*cell.metadata["tags"], "nbval-ignore-output"]
+    return cell
 
 
 def _as_graded(cell):

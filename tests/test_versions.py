@@ -1,6 +1,7 @@
 """The pure parts of scripts/test_versions.py (make test-versions builds venvs; it is not a test)."""
 import io
 import sys
+from pathlib import Path
 
 import pytest
 from packaging.version import Version
@@ -100,3 +101,37 @@ def test_the_environments_on_one_thread_run_together_and_a_two_thread_one_alone(
     assert versions.batches(["newest", "ipywidgets7"]) == [["newest", "ipywidgets7"]]
     # which is which follows the stand-ins: oldest is the one on two threads
     assert [name for name, backend in backend_matrix.IN_VERSION_ENVIRONMENTS.items() if backend.threads > 1] == ["oldest"]
+
+
+def test_newest_is_not_run_when_the_course_loads_make_tests_libraries(monkeypatch, tmp_path):
+    """When every library the course loads (and the Python) is the one make test has, newest
+    would repeat make test: the summary says so and the other environments get the CPUs."""
+    monkeypatch.setattr(versions, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(versions, "LOGS", tmp_path / "logs")
+    monkeypatch.setattr(versions, "build", lambda *args, **kwargs: True)
+    libraries = {"python": "3.11.7", "numpy": "2.4.6", "ipython": "9.19.1"}
+    found = {"newest": dict(libraries), ".venv": dict(libraries)}
+    monkeypatch.setattr(versions, "course_libraries", lambda python: found[python.parent.parent.name])
+    newest = versions.environments({"torch": "2.13.0"}, {"numpy": ("1.26.4", "2.4.6")}, {})["newest"]
+    result = versions.already_tested(newest, sys.executable, True)
+    assert result["ok"] and result["outcome"].startswith("not run") and result["versions"]["numpy"] == "2.4.6"
+    found["newest"]["ipython"] = "9.20.0"  # PyPI released something the course loads: newest runs
+    assert versions.already_tested(newest, sys.executable, True) is None
+    found["newest"] = None  # it cannot tell: newest runs
+    assert versions.already_tested(newest, sys.executable, True) is None
+
+    ran = []
+    monkeypatch.setattr(versions, "already_tested", lambda environment, *_: {
+        "ok": True, "outcome": "not run: the same", "install_seconds": 0.0, "log": "-"})
+    monkeypatch.setattr(versions, "run", lambda environment, python, reuse, extra, workers: ran.append(
+        (environment.name, workers)) or {"ok": True, "outcome": "1 passed", "install_seconds": 0.0, "log": "-"})
+    monkeypatch.setattr(versions.backend_matrix, "workers_each", lambda runs: 2 if runs == 1 else 0)
+    assert versions.main([]) == 0
+    assert ran == [("ipywidgets7", 2), ("oldest", 2)]  # each alone, on both workers
+
+
+def test_course_libraries_follow_the_dependencies_and_leave_the_test_tools_out():
+    here = versions.course_libraries(Path(sys.executable))
+    assert {"numpy", "torch", "matplotlib", "ipykernel", "ipython", "pyzmq", "python"} <= set(here)
+    assert "pytest" not in here and "hypothesis" not in here and "nbval" not in here
+    assert versions.course_libraries(Path("/nonexistent/python")) is None
