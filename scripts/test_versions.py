@@ -204,7 +204,8 @@ def already_tested(environment: Environment, python: str, reuse: bool) -> dict |
     nothing the course loads since requirements.txt was pinned, so its libraries are make
     test's, which make test checks, and its stand-in is the one make test's nbgrader run of the
     released notebooks is compared on (backend_matrix.RELEASE_IN_MAKE_TEST). Builds (or reuses)
-    the venv to find out."""
+    the venv to find out; without make test's venv (the weekly workflow installs none) it
+    cannot tell, and newest runs."""
     venv = CACHE / environment.name
     LOGS.mkdir(parents=True, exist_ok=True)
     CACHE.mkdir(parents=True, exist_ok=True)
