@@ -22,12 +22,14 @@ torch stays at the one version requirements.txt pins in all of them (the CPU bui
 test tools (pytest, nbval, nbclient, ...) keep their pins except in ``newest``. Each
 environment's kernels run as one of the backend matrix's stand-ins
 (backend_matrix.IN_VERSION_ENVIRONMENTS: AVX2 kernels with one thread, scalar kernels with
-two, this CPU's with one), and that stand-in's notebooks are checked nowhere else, so every
-environment runs every time. Then ``pytest --nbval -m "not slow and not browser"`` runs in
-each (the two on one thread at once, then ``oldest``: ``batches``) over what another library version can change (tests/suites.py: every notebook
-re-run from a fresh kernel and compared with its stored outputs, and the tests of widgets,
-plotting, validation and the environment check), after a check that
-the notebook kernel really runs inside the environment. A summary table ends the run; the
+two, this CPU's with one). The first two stand-ins' notebooks are checked nowhere else, so
+``ipywidgets7`` and ``oldest`` run every time; ``newest`` only when PyPI has something the
+course loads that make test's venv does not have (``already_tested``), as make test checks
+the rest, its stand-in included. Then ``pytest --nbval -m "not slow and not browser"`` runs
+in each (those on one thread at once, then ``oldest``: ``batches``) over what another library
+version can change (tests/suites.py: every notebook re-run from a fresh kernel and compared
+with its stored outputs, and the tests of widgets, plotting, validation and the environment
+check), after a check that the notebook kernel really runs inside the environment. A summary table ends the run; the
 exit status is 1 if any environment failed. Logs: build/versions/<name>.log in the clone.
 """
 from __future__ import annotations
@@ -216,7 +218,14 @@ def already_tested(environment: Environment, python: str, reuse: bool) -> dict |
         newest = course_libraries(venv / "bin" / "python")
         pinned = course_libraries(COURSE_VENV / "bin" / "python")
         log.write(f"\n$ course libraries\nhere: {newest}\nmake test: {pinned}\n")
-    if newest is None or newest != pinned:
+    if newest is None or pinned is None:
+        print(f"[{environment.name}] runs: cannot compare the libraries the course loads with make test's "
+              f"({'its venv' if newest is None else COURSE_VENV} gave none)", flush=True)
+        return None
+    if newest != pinned:
+        changed = ", ".join(f"{name} {pinned.get(name, 'none')} -> {newest.get(name, 'none')}"
+                            for name in sorted(set(newest) | set(pinned)) if newest.get(name) != pinned.get(name))
+        print(f"[{environment.name}] runs: PyPI has what make test's venv does not: {changed}", flush=True)
         return None
     return {"ok": True, "install_seconds": 0.0, "log": f"build/versions/{environment.name}.log",
             "versions": {"python": newest["python"], **{name: newest.get(canonical(name), "-") for name in SHOWN}},

@@ -103,7 +103,7 @@ def test_the_environments_on_one_thread_run_together_and_a_two_thread_one_alone(
     assert [name for name, backend in backend_matrix.IN_VERSION_ENVIRONMENTS.items() if backend.threads > 1] == ["oldest"]
 
 
-def test_newest_is_not_run_when_the_course_loads_make_tests_libraries(monkeypatch, tmp_path):
+def test_newest_is_not_run_when_the_course_loads_make_tests_libraries(monkeypatch, tmp_path, capsys):
     """When every library the course loads (and the Python) is the one make test has, newest
     would repeat make test: the summary says so and the other environments get the CPUs."""
     monkeypatch.setattr(versions, "CACHE", tmp_path / "cache")
@@ -117,8 +117,10 @@ def test_newest_is_not_run_when_the_course_loads_make_tests_libraries(monkeypatc
     assert result["ok"] and result["outcome"].startswith("not run") and result["versions"]["numpy"] == "2.4.6"
     found["newest"]["ipython"] = "9.20.0"  # PyPI released something the course loads: newest runs
     assert versions.already_tested(newest, sys.executable, True) is None
-    found["newest"] = None  # it cannot tell: newest runs
+    assert "[newest] runs: PyPI has what make test's venv does not: ipython 9.19.1 -> 9.20.0" in capsys.readouterr().out
+    found[".venv"] = None  # no make install (the weekly workflow): it cannot tell, so newest runs
     assert versions.already_tested(newest, sys.executable, True) is None
+    assert "cannot compare" in capsys.readouterr().out
 
     ran = []
     monkeypatch.setattr(versions, "already_tested", lambda environment, *_: {
