@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import datetime
 import fcntl
 import json
@@ -209,10 +210,7 @@ def already_tested(environment: Environment, python: str, reuse: bool) -> dict |
     the venv to find out; without make test's venv (the weekly workflow installs none) it
     cannot tell, and newest runs."""
     venv = CACHE / environment.name
-    LOGS.mkdir(parents=True, exist_ok=True)
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with (LOGS / f"{environment.name}.log").open("w") as log, (CACHE / f"{environment.name}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with locked_log(environment) as log:
         if not build(environment, python, reuse, log):
             return None
         newest = course_libraries(venv / "bin" / "python")
@@ -227,7 +225,7 @@ def already_tested(environment: Environment, python: str, reuse: bool) -> dict |
                             for name in sorted(set(newest) | set(pinned)) if newest.get(name) != pinned.get(name))
         print(f"[{environment.name}] runs: PyPI has what make test's venv does not: {changed}", flush=True)
         return None
-    return {"ok": True, "install_seconds": 0.0, "log": f"build/versions/{environment.name}.log",
+    return {"ok": True, "install_seconds": 0.0, "log": os.path.relpath(log_path(environment), ROOT),
             "versions": {"python": newest["python"], **{name: newest.get(canonical(name), "-") for name in SHOWN}},
             "outcome": f"not run: its Python and the {len(newest) - 1} libraries the course loads are make test's"}
 
@@ -293,16 +291,27 @@ def kernel_versions(environment: Environment, log) -> dict | None:
     return versions
 
 
+def log_path(environment: Environment) -> Path:
+    return LOGS / f"{environment.name}.log"
+
+
+@contextlib.contextmanager
+def locked_log(environment: Environment):
+    """The environment's log, opened afresh, while this run holds the environment's lock
+    (another clone's run on this machine waits for it)."""
+    LOGS.mkdir(parents=True, exist_ok=True)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with log_path(environment).open("w") as log, (CACHE / f"{environment.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield log
+
+
 def run(environment: Environment, python: str, reuse: bool, extra: list[str], workers: int = 2) -> dict:
     """Build (or reuse) the environment and run its tests on ``workers`` xdist workers (0: in
     one process); its result for the summary."""
-    LOGS.mkdir(parents=True, exist_ok=True)
-    CACHE.mkdir(parents=True, exist_ok=True)
-    log_path = LOGS / f"{environment.name}.log"
-    result = {"log": str(log_path.relative_to(ROOT))}
+    result = {"log": os.path.relpath(log_path(environment), ROOT)}
     venv = CACHE / environment.name
-    with log_path.open("w") as log, (CACHE / f"{environment.name}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another clone's run on this machine waits for this one
+    with locked_log(environment) as log:
         started = time.perf_counter()
         ok = build(environment, python, reuse, log)
         result["install_seconds"] = time.perf_counter() - started
@@ -316,11 +325,11 @@ def run(environment: Environment, python: str, reuse: bool, extra: list[str], wo
         result["versions"] = versions
         started = time.perf_counter()
         backend = backend_matrix.IN_VERSION_ENVIRONMENTS[environment.name]
-        log.write(f"\nnumeric backend: {backend.name} ({backend.stands_in_for})\n")
+        log.write(f"\nstand-in: {backend.name} ({backend.stands_in_for})\n")
         code = run_logged([str(venv / "bin" / "python"), *command(workers)[1:], *paths(), *extra],
                           log, env=isolated_env(venv, backend))
         result["test_seconds"] = time.perf_counter() - started
-    said = closing_line(log_path.read_text())
+    said = closing_line(log_path(environment).read_text())
     result.update(ok=code == 0, outcome=said if code != NO_TESTS else f"pytest collected no tests ({said})")
     return result
 
