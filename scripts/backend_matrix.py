@@ -18,7 +18,8 @@ Each stand-in's notebooks are run once, by a run that happens anyway, and compar
 stored outputs as nbval compares them (tests/output_tolerance.py):
 - three in `make test` (NOTEBOOKS_IN_MAKE_TEST): the site's live kernels
   (tests/test_site_live.py), JupyterLab (tests/test_browser.py) and nbgrader's autograde of
-  the teacher edition (tests/autograded_once.py);
+  the teacher edition (tests/autograded_once.py; notebook 00, no assignment, runs on its own
+  on nbgrader's two stand-ins, tests/test_nbgrader.py);
 - three in the version environments (IN_VERSION_ENVIRONMENTS, scripts/test_versions.py),
   whose nbval run uses that stand-in: another library version and another CPU in one pass,
   where two passes checked them apart. ``newest`` runs only when PyPI has something the

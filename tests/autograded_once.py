@@ -13,6 +13,7 @@ the course built (tests/built_once.py keeps it, under a lock, for the whole run)
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import shutil
@@ -26,6 +27,11 @@ from tests import built_once
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent  # nbgrader, and alembic, which nbgrader runs to create its gradebook
 STUDENTS = ("teacher", "student")  # the teacher edition, and the released version left unedited
+# Each edition's kernel on its stand-in (scripts/backend_matrix.py), as both runs are compared with
+# the stored outputs (tests/test_nbgrader.py): the teacher edition on two threads, the release
+# (every cell but its exercises) on one thread of this CPU.
+STAND_INS = {"teacher": backend_matrix.NOTEBOOKS_IN_MAKE_TEST["tests/autograded_once.py"],
+             "student": backend_matrix.RELEASE_IN_MAKE_TEST}
 
 
 def _grade(course: Path, path: Path) -> None:
@@ -67,12 +73,8 @@ def grade_here(course: Path, path: Path) -> None:
         target = course / "submitted" / student / assignment / path.name
         target.parent.mkdir(parents=True)
         shutil.copy(source / assignment / path.name, target)
-    # Each edition's kernel on its stand-in (scripts/backend_matrix.py), as both runs are compared
-    # with the stored outputs (tests/test_nbgrader.py): the teacher edition on two threads, the
-    # release (every cell but its exercises) on one thread of this CPU.
-    on_stand_in(lambda: run(Autograde, "teacher", create_student=True),
-                backend_matrix.NOTEBOOKS_IN_MAKE_TEST["tests/autograded_once.py"])
-    on_stand_in(lambda: run(Autograde, "student", create_student=True), backend_matrix.RELEASE_IN_MAKE_TEST)
+    for student in STUDENTS:
+        on_stand_in(functools.partial(run, Autograde, student, create_student=True), STAND_INS[student])
 
 
 def on_stand_in(call, backend) -> None:

@@ -4,7 +4,8 @@ notebook: nbgrader's generate_assignment accepts it, and autograde gives the tea
 full marks on the code exercises and the released (unedited student) version zero; its run of
 the teacher edition prints every stored output again, and its run of the release every one
 outside the exercises (each notebook autograded once per run by tests/autograded_once.py,
-whose student run tests/test_student_edition.py reads too)."""
+whose student run tests/test_student_edition.py reads too). Notebook 00, no assignment, runs
+on the same two stand-ins here, so every notebook runs on each."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -127,6 +128,23 @@ def test_the_release_under_autograde_prints_the_stored_outputs_outside_the_exerc
     differences = output_tolerance.run_differences(stored, [cell.outputs for cell in ran.cells if cell.cell_type == "code"])
     assert not differences, (f"{path.name}'s release under nbgrader's autograde, on {backend_matrix.RELEASE_IN_MAKE_TEST.name}: "
                              "outputs differ from the stored ones:\n" + "\n".join(differences))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", list(autograded_once.STAND_INS.values()),
+                         ids=[f"{NOTEBOOKS[0].name[:2]}-{b.name}" for b in autograded_once.STAND_INS.values()])
+def test_notebook_00_prints_the_stored_outputs_on_the_stand_ins_of_nbgraders_runs(tmp_path, backend):
+    """Notebook 00 has no exercises, so nbgrader leaves it out (test_notebook_00_is_no_assignment):
+    without this run no CI run would check its stored outputs on these two stand-ins."""
+    from nbclient import NotebookClient
+
+    notebook = nbformat.read(NOTEBOOKS[0], as_version=4)
+    client = NotebookClient(notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
+    autograded_once.on_stand_in(client.execute, backend)
+    stored = [cell for cell in nbformat.read(NOTEBOOKS[0], as_version=4).cells if cell.cell_type == "code"]
+    differences = output_tolerance.run_differences(stored, [cell.outputs for cell in notebook.cells if cell.cell_type == "code"])
+    assert not differences, (f"{NOTEBOOKS[0].name} on {backend.name}: outputs differ from the stored ones:\n"
+                             + "\n".join(differences))
 
 
 def test_a_release_is_compared_outside_the_exercises_only():
