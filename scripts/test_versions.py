@@ -292,6 +292,7 @@ def kernel_versions(environment: Environment, log) -> dict | None:
 
 
 def log_path(environment: Environment) -> Path:
+    """Where the environment's log goes (build/versions/, which git ignores), for the summary to name."""
     return LOGS / f"{environment.name}.log"
 
 

@@ -14,6 +14,7 @@ import nbformat
 import pytest
 
 from scripts import backend_matrix, build_nbgrader, build_student_edition
+from scripts.execute_notebooks import notebook_client  # the course's executor
 from utils.exercises import grading
 from tests import autograded_once, output_tolerance
 
@@ -136,11 +137,8 @@ def test_the_release_under_autograde_prints_the_stored_outputs_outside_the_exerc
 def test_notebook_00_prints_the_stored_outputs_on_the_stand_ins_of_nbgraders_runs(tmp_path, backend):
     """Notebook 00 has no exercises, so nbgrader leaves it out (test_notebook_00_is_no_assignment):
     without this run no CI run would check its stored outputs on these two stand-ins."""
-    from nbclient import NotebookClient
-
     notebook = nbformat.read(NOTEBOOKS[0], as_version=4)
-    client = NotebookClient(notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
-    autograded_once.on_stand_in(client.execute, backend)
+    autograded_once.on_stand_in(notebook_client(notebook, tmp_path, timeout=600).execute, backend)
     stored = [cell for cell in nbformat.read(NOTEBOOKS[0], as_version=4).cells if cell.cell_type == "code"]
     differences = output_tolerance.run_differences(stored, [cell.outputs for cell in notebook.cells if cell.cell_type == "code"])
     assert not differences, (f"{NOTEBOOKS[0].name} on {backend.name}: outputs differ from the stored ones:\n"
